@@ -1,0 +1,201 @@
+"""The event loop: inputs become events, the engine decides, outputs go to the log and
+the displays.
+
+Everything that touches the game state runs on one asyncio loop. Inputs that arrive
+on other threads (gpiozero's edge callbacks, later the camera and serial readers)
+hand their events over with `loop.call_soon_threadsafe`. An accepted event is appended
+to the game log and flushed to disk *before* its effect is shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from companion.display.frame import Frame
+from companion.display.model import render
+from companion.events import encode
+from companion.gamelog import GameLog, read_log
+from companion.rules.engine import Output, Result, apply, new_state
+from companion.rules.state import GameState
+
+FLASH_SECONDS = 1.2
+TICK_SECONDS = 0.25
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything a display may show at one moment."""
+
+    frame: Frame
+    state: GameState
+    flash: str | None = None
+    messages: tuple[str, ...] = ()
+    recent_events: tuple[str, ...] = ()
+
+
+class Display(Protocol):
+    def show(self, view: View) -> None: ...
+
+
+@dataclass
+class ResumeReport:
+    events: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def resume_state(path: str | Path) -> tuple[GameState, ResumeReport]:
+    """Rebuild the game from its log. Lines that fail to decode or apply are reported
+    (one line each) and skipped; a torn last line is reported, never fatal."""
+    report = ResumeReport()
+    state = new_state()
+    p = Path(path)
+    if not p.exists() or p.stat().st_size == 0:
+        return state, report
+    contents = read_log(p)
+    report.problems.extend(contents.problems)
+    for n, event in contents.events:
+        result = apply(state, event)
+        if result.rejection:
+            report.problems.append(f"line {n}: {result.rejection}")
+            continue
+        state = result.state
+        report.events += 1
+    return state, report
+
+
+class Referee:
+    """Owns the game state. Call only from the event loop's thread."""
+
+    def __init__(
+        self,
+        *,
+        state: GameState | None = None,
+        log: GameLog | None = None,
+        displays: Iterable[Display] = (),
+        clock: Callable[[], float] = time.monotonic,
+        flash_seconds: float = FLASH_SECONDS,
+    ) -> None:
+        self.state = state or new_state()
+        self.log = log
+        self.displays = list(displays)
+        self.clock = clock
+        self.flash_seconds = flash_seconds
+        self.flash: str | None = None
+        self.flash_until = 0.0
+        self.tick = 0
+        self.messages: deque[str] = deque(maxlen=8)
+        self.recent_events: deque[str] = deque(maxlen=12)
+        self.rejections = 0
+        self.listeners: list[Callable[[dict[str, Any], Result], None]] = []
+
+    def submit(self, event: dict[str, Any]) -> Result:
+        result = apply(self.state, event)
+        if result.rejection:
+            self.rejections += 1
+            self.messages.append(f"REJECTED {result.rejection}")
+            if self.log is not None and isinstance(event, dict):
+                # The log keeps what the table did, rejected inputs too, as a note
+                # that replays as a no-op.
+                self.log.append({"type": "rejected", "reason": result.rejection, "event": event})
+        else:
+            if self.log is not None:
+                self.log.append(event)  # flushed (fsync) before the effect is shown
+            self.state = result.state
+            self.recent_events.append(encode(event))
+        self._take_outputs(result.outputs)
+        self.refresh()
+        for listener in self.listeners:
+            listener(event, result)
+        return result
+
+    def _take_outputs(self, outputs: Iterable[Output]) -> None:
+        for out in outputs:
+            self.messages.append(out.text)
+            if out.kind == "flash":
+                self.flash = out.name
+                self.flash_until = self.clock() + self.flash_seconds
+
+    def on_tick(self) -> None:
+        self.tick += 1
+        if self.flash and self.clock() >= self.flash_until:
+            self.flash = None
+        self.refresh()
+
+    def view(self) -> View:
+        frame = render(self.state, self.flash, self.tick)
+        return View(frame, self.state, self.flash, tuple(self.messages), tuple(self.recent_events))
+
+    def refresh(self) -> None:
+        if not self.displays:
+            return
+        v = self.view()
+        for d in self.displays:
+            d.show(v)
+
+
+class TableLoop:
+    """The asyncio side: a queue of input events feeding the referee, and a ticker
+    that animates flashes and blinking."""
+
+    def __init__(self, referee: Referee, tick_seconds: float = TICK_SECONDS) -> None:
+        self.referee = referee
+        self.tick_seconds = tick_seconds
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    # ---- inputs (any thread)
+    def post_threadsafe(self, event: dict[str, Any]) -> None:
+        assert self.loop is not None, "TableLoop.start() first"
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+
+    def on_press(self, seat: int, ts_ns: int) -> None:
+        """A seat button's press, from gpiozero's callback thread."""
+        self.post_threadsafe({"type": "buzz", "seat": seat, "ts_ns": ts_ns})
+
+    def post(self, event: dict[str, Any]) -> None:
+        """From the loop's own thread."""
+        self.queue.put_nowait(event)
+
+    # ---- running
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._tasks = [
+            asyncio.create_task(self._consume(), name="referee"),
+            asyncio.create_task(self._ticker(), name="ticker"),
+        ]
+        self.referee.refresh()
+
+    async def _consume(self) -> None:
+        while True:
+            event = await self.queue.get()
+            try:
+                if "ts_ns" not in event:
+                    event = {**event, "ts_ns": time.monotonic_ns()}
+                self.referee.submit(event)
+            finally:
+                self.queue.task_done()
+
+    async def _ticker(self) -> None:
+        while True:
+            await asyncio.sleep(self.tick_seconds)
+            self.referee.on_tick()
+
+    async def drain(self) -> None:
+        """Wait until every posted event has been handled."""
+        await self.queue.join()
+
+    async def stop(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        self._tasks.clear()

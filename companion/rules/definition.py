@@ -1,0 +1,35 @@
+"""Vault Assault as data: the numbers the rulebook fixes, per player count.
+
+The engine reads every count from here, so a house rule is a data change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GAME_ID = "vault-assault"
+
+
+@dataclass(frozen=True)
+class Setup:
+    players: int
+    seats: int  # 4 players play as 2 teams
+    rounds: int
+    row_dice: dict[str, int]  # the cops' hidden heist row
+    robber_dice: int  # dice each robber seat rolls
+    escape_needs: int  # Escape faces showing to yell "Escaped!"
+
+
+SETUPS: dict[int, Setup] = {
+    2: Setup(2, 2, 3, {"alarm": 3, "dye_pack": 1, "diamond": 1}, 5, 5),
+    3: Setup(3, 3, 2, {"alarm": 3, "dye_pack": 1, "diamond": 1}, 5, 5),
+    4: Setup(4, 2, 3, {"alarm": 4, "dye_pack": 1, "diamond": 1}, 6, 5),
+}
+
+CARS_PER_SEAT = 3
+DIAMONDS_IN_BOX = 5
+DIAMOND_VALUE = 40_000
+MAX_PRESET_PIECES = 4  # the first mosaic has four pieces
+STAGES_BEFORE_ARREST = 3  # stage 4 is the Arrest itself
+TILES_PER_DYE_PACK = 2
+ROW_FACES = ("alarm", "dye_pack", "diamond")

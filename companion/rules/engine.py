@@ -1,0 +1,661 @@
+"""The Vault Assault referee as a pure reducer.
+
+    apply(state, event) -> Result(state, rejection, outputs)
+
+`event` is one decoded JSON object of the event vocabulary (see README.md). An event
+the rules do not allow returns the *same* state object, a one-line `rejection` and
+no outputs other than a flash the table may want to see (a false start). Outputs are
+data describing what to show and announce; the engine never does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+from companion.rules import definition as d
+from companion.rules.state import (
+    ASSAULT,
+    GAME_OVER,
+    HEIST,
+    HEIST_HIDE,
+    HEIST_OVER,
+    IMPOUND,
+    NO_GAME,
+    GameState,
+    Heist,
+    Seat,
+    Turn,
+)
+
+STAGE_NAMES = {
+    1: "Fuel Up: yell a donut flavour!",
+    2: "Dispatch: yell a street name!",
+    3: 'Crime Scene: yell "Surrounded!"',
+}
+
+# Event types recorded in logs that never change the game (the loop writes a rejected
+# input as a `rejected` note so the log keeps everything the table did).
+NOTE_TYPES = frozenset({"rejected", "note"})
+
+
+class Output(NamedTuple):
+    """Something for the table: `flash` (a display animation by name: go, bang,
+    hostage, escaped, arrested, empty, false_start, diamond, trap, alarm, stage) or
+    `announce` (a line of text for the screen/log)."""
+
+    kind: str
+    name: str
+    text: str
+    seat: int | None = None
+
+
+class Result(NamedTuple):
+    state: GameState
+    rejection: str | None
+    outputs: tuple[Output, ...]
+
+
+class Rejected(Exception):
+    """Raised inside handlers; apply() turns it into a rejection."""
+
+
+def new_state() -> GameState:
+    return GameState()
+
+
+# --------------------------------------------------------------------------- fields
+
+
+def _field(event: Mapping[str, Any], key: str) -> Any:
+    if key not in event:
+        raise Rejected(f"{event.get('type')}: missing field '{key}'")
+    return event[key]
+
+
+def _int(event: Mapping[str, Any], key: str, lo: int | None = None, hi: int | None = None) -> int:
+    value = _field(event, key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Rejected(f"{event['type']}: '{key}' must be a whole number, got {value!r}")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        span = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        raise Rejected(f"{event['type']}: '{key}' must be {span}, got {value}")
+    return value
+
+
+def _seat(state: GameState, event: Mapping[str, Any], key: str = "seat") -> int:
+    return _int(event, key, 0, state.nseats - 1)
+
+
+def _name(state: GameState, seat: int) -> str:
+    return f"{state.seats[seat].name} (seat {seat})"
+
+
+def _robber(state: GameState, event: Mapping[str, Any], key: str = "seat") -> int:
+    seat = _seat(state, event, key)
+    if seat == state.cop:
+        raise Rejected(f"{event['type']}: seat {seat} is the cops this turn, not a robber")
+    return seat
+
+
+def _active_robber(state: GameState, event: Mapping[str, Any], key: str = "seat") -> int:
+    seat = _robber(state, event, key)
+    assert state.turn is not None
+    if seat in state.turn.escaped:
+        raise Rejected(f"{event['type']}: {_name(state, seat)} has already escaped")
+    return seat
+
+
+def _phase(state: GameState, event: Mapping[str, Any], *allowed: str) -> None:
+    if state.phase in allowed:
+        return
+    what = {
+        NO_GAME: "no game has started (send new_game first)",
+        HEIST_HIDE: "the cops have not hidden the diamond yet (heist_hide)",
+        HEIST: "the diamond heist is still on",
+        HEIST_OVER: "the race has not started (assault_start)",
+        ASSAULT: "the race is on",
+        IMPOUND: "the race is settled; waiting for impounds",
+        GAME_OVER: "the game is over",
+    }[state.phase]
+    raise Rejected(f"{event['type']}: not allowed now: {what}")
+
+
+def _set_seat(seats: tuple[Seat, ...], seat: int, **changes: Any) -> tuple[Seat, ...]:
+    seats = list(seats)
+    seats[seat] = replace(seats[seat], **changes)
+    return tuple(seats)
+
+
+def setup_of(state: GameState) -> d.Setup:
+    return d.SETUPS[state.players]
+
+
+def total_turns(state: GameState) -> int:
+    return setup_of(state).rounds * state.nseats if state.players else 0
+
+
+def current_round(state: GameState) -> int:
+    """The round of the turn being played; once the game is over, of the last turn."""
+    if not state.players:
+        return 0
+    turn_index = state.turns_played - 1 if state.phase == GAME_OVER else state.turns_played
+    return min(max(turn_index, 0) // state.nseats + 1, setup_of(state).rounds)
+
+
+def cop_seat(state: GameState) -> int | None:
+    """The cops' seat this turn; once the game is over, in the last turn."""
+    if not state.nseats:
+        return None
+    turn_index = state.turns_played - 1 if state.phase == GAME_OVER else state.turns_played
+    return (state.first_cop + max(turn_index, 0)) % state.nseats
+
+
+# --------------------------------------------------------------------------- handlers
+
+Handler = Callable[[GameState, Mapping[str, Any]], tuple[GameState, list[Output]]]
+
+
+def _new_game(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    if state.phase != NO_GAME:
+        raise Rejected("new_game: a game is already under way in this log (start a new log)")
+    game = _field(ev, "game")
+    if game != d.GAME_ID:
+        raise Rejected(f"new_game: unknown game {game!r} (this referee plays {d.GAME_ID!r})")
+    players = _int(ev, "players", 2, 4)
+    setup = d.SETUPS[players]
+    names = _field(ev, "names")
+    if (
+        not isinstance(names, list)
+        or len(names) != setup.seats
+        or not all(isinstance(n, str) and n.strip() for n in names)
+    ):
+        raise Rejected(
+            f"new_game: 'names' must list {setup.seats} non-empty names for {players} players"
+            f"{' (2 teams)' if players == 4 else ''}, got {names!r}"
+        )
+    first_cop = _int({**ev, "first_cop": ev.get("first_cop", 0)}, "first_cop", 0, setup.seats - 1)
+    seats = tuple(Seat(name=n.strip(), cars=d.CARS_PER_SEAT) for n in names)
+    new = GameState(
+        phase=HEIST_HIDE,
+        players=players,
+        seats=seats,
+        first_cop=first_cop,
+        turn=Turn(cop=first_cop),
+        diamonds_in_box=d.DIAMONDS_IN_BOX,
+    )
+    return new, [
+        Output("announce", "new_game", f"New game of Vault Assault, {players} players"),
+        Output("announce", "cops", f"{_name(new, first_cop)} are the cops: hide the diamond"),
+    ]
+
+
+def _heist_hide(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, HEIST_HIDE)
+    row = _field(ev, "row")
+    want = setup_of(state).row_dice
+    if not isinstance(row, list) or not all(isinstance(f, str) for f in row):
+        raise Rejected("heist_hide: 'row' must be a list of faces")
+    got = {f: row.count(f) for f in set(row)}
+    if got != want:
+        spec = ", ".join(f"{n} {f}" for f, n in want.items())
+        raise Rejected(
+            f"heist_hide: the row must hold {sum(want.values())} dice ({spec}), got {row!r}"
+        )
+    assert state.turn is not None
+    robbers = state.robbers()
+    heist = Heist(
+        row=tuple(row),
+        in_heist=frozenset(robbers),
+        flipped=tuple((s, frozenset()) for s in robbers),
+    )
+    turn = replace(state.turn, heist=heist)
+    return replace(state, phase=HEIST, turn=turn), [
+        Output("announce", "heist", "Diamond Heist: robbers, cut a wire (flip a die) or stop"),
+    ]
+
+
+def _heist_attempt(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, HEIST)
+    assert state.turn is not None and state.turn.heist is not None
+    heist = state.turn.heist
+    flips = _field(ev, "flips")
+    if not isinstance(flips, list) or not all(isinstance(f, dict) for f in flips):
+        raise Rejected("heist_attempt: 'flips' must be a list of {seat, position|stop} objects")
+    by_seat: dict[int, dict[str, Any]] = {}
+    for flip in flips:
+        flip = {"type": "heist_attempt", **flip}
+        seat = _seat(state, flip)
+        if seat not in heist.in_heist:
+            raise Rejected(f"heist_attempt: {_name(state, seat)} is not in the heist")
+        if seat in by_seat:
+            raise Rejected(f"heist_attempt: {_name(state, seat)} flips twice in one attempt")
+        if flip.get("stop") is True:
+            if "position" in flip:
+                raise Rejected(f"heist_attempt: seat {seat} both stops and flips")
+        else:
+            pos = _int(flip, "position", 0, len(heist.row) - 1)
+            if pos in heist.flipped_by(seat):
+                raise Rejected(f"heist_attempt: seat {seat} already flipped position {pos}")
+        by_seat[seat] = flip
+    missing = heist.in_heist - by_seat.keys()
+    if missing:
+        raise Rejected(
+            "heist_attempt: every robber still in the heist must flip or stop; missing seat "
+            + ", ".join(str(s) for s in sorted(missing))
+        )
+
+    outputs: list[Output] = []
+    in_heist = set(heist.in_heist)
+    flipped = dict(heist.flipped)
+    seats = state.seats
+    box = state.diamonds_in_box
+    hostages = set(state.turn.hostages)
+    trapped = set(heist.trapped)
+    diamond_to = None
+    alarm = False
+    for seat in state.robbers():  # clockwise from the cops' left
+        if seat not in by_seat:
+            continue
+        flip = by_seat[seat]
+        if flip.get("stop") is True:
+            in_heist.discard(seat)
+            outputs.append(Output("announce", "stop", f"{_name(state, seat)} stops", seat))
+            continue
+        pos = flip["position"]
+        flipped[seat] = flipped[seat] | {pos}
+        face = heist.row[pos]
+        if face == "diamond":
+            diamond_to = seat
+            if box > 0:
+                box -= 1
+                seat_state = seats[seat]
+                seats = _set_seat(seats, seat, diamonds=seat_state.diamonds + 1)
+                text = f"{_name(state, seat)} found the diamond and takes a Diamond tile!"
+            else:
+                text = f"{_name(state, seat)} found the diamond, but the box has no tiles left"
+            outputs.append(Output("flash", "diamond", text, seat))
+            in_heist.clear()  # the heist ends at once; later flips are not evaluated
+            break
+        if face == "dye_pack":
+            in_heist.discard(seat)
+            hostages.add(seat)
+            trapped.add(seat)
+            outputs.append(
+                Output(
+                    "flash",
+                    "trap",
+                    f"{_name(state, seat)} hit the trap: that die is a Hostage",
+                    seat,
+                )
+            )
+        else:
+            alarm = True
+            outputs.append(
+                Output("announce", "alarm", f"{_name(state, seat)} tripped an alarm", seat)
+            )
+    preset = state.turn.preset
+    if alarm and preset < d.MAX_PRESET_PIECES:
+        preset += 1
+        outputs.append(
+            Output("flash", "alarm", f"Alarm! The cops start with {preset} piece(s) preset")
+        )
+    new_heist = replace(
+        heist,
+        in_heist=frozenset(in_heist),
+        flipped=tuple(sorted((s, frozenset(p)) for s, p in flipped.items())),
+        attempts=heist.attempts + 1,
+        diamond_to=diamond_to,
+        trapped=frozenset(trapped),
+    )
+    turn = replace(state.turn, heist=new_heist, preset=preset, hostages=frozenset(hostages))
+    phase = HEIST if in_heist else HEIST_OVER
+    if phase == HEIST_OVER:
+        outputs.append(
+            Output(
+                "announce",
+                "heist_over",
+                "The heist is over: cops, show your dice. Ready for the race",
+            )
+        )
+    return replace(state, phase=phase, turn=turn, seats=seats, diamonds_in_box=box), outputs
+
+
+def _assault_start(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, HEIST_OVER)
+    return replace(state, phase=ASSAULT), [Output("flash", "go", "Go!")]
+
+
+def _stage(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, ASSAULT)
+    assert state.turn is not None
+    stage = _int(ev, "stage", 1, d.STAGES_BEFORE_ARREST)
+    if state.bank_empty:
+        raise Rejected("stage: the bank is empty: remaining stages are skipped, claim the Arrest")
+    if stage != state.turn.stages + 1:
+        raise Rejected(
+            f"stage: stages go in order; next is stage {state.turn.stages + 1}, got {stage}"
+        )
+    turn = replace(state.turn, stages=stage)
+    return replace(state, turn=turn), [
+        Output("flash", "stage", f"Stage {stage}: {STAGE_NAMES[stage]}")
+    ]
+
+
+def _dye_pack(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, ASSAULT)
+    assert state.turn is not None
+    if state.turn.bang_since_stage:
+        raise Rejected("dye_pack: only one Bang! before each stage; claim the next stage first")
+    targets = _field(ev, "targets")
+    if not isinstance(targets, list) or not 1 <= len(targets) <= d.TILES_PER_DYE_PACK:
+        raise Rejected(
+            f"dye_pack: 'targets' must list 1 to {d.TILES_PER_DYE_PACK} seats, one per tile taken"
+        )
+    seats = state.seats
+    for t in targets:
+        seat = _active_robber(state, {"type": "dye_pack", "seat": t})
+        seats = _set_seat(seats, seat, tiles_lost=seats[seat].tiles_lost + 1)
+    turn = replace(state.turn, bang_intervals=state.turn.bang_intervals | {state.turn.stages})
+    who = ", ".join(_name(state, t) for t in targets)
+    return replace(state, turn=turn, seats=seats), [
+        Output("flash", "bang", f"Bang! Tiles from {who}")
+    ]
+
+
+def _hostage(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, ASSAULT)
+    assert state.turn is not None
+    seat = _active_robber(state, ev)
+    if seat in state.turn.hostages:
+        raise Rejected(f"hostage: {_name(state, seat)} already has a hostage set aside")
+    turn = replace(state.turn, hostages=state.turn.hostages | {seat})
+    return replace(state, turn=turn), [
+        Output("flash", "hostage", f"Hostage! by {_name(state, seat)}: cops reroll all dice", seat)
+    ]
+
+
+def _backup(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, ASSAULT)
+    assert state.turn is not None
+    seat = _active_robber(state, ev)
+    if seat not in state.turn.hostages:
+        raise Rejected(f"backup: {_name(state, seat)} has no hostage set aside")
+    turn = replace(state.turn, hostages=state.turn.hostages - {seat})
+    return replace(state, turn=turn), [
+        Output("announce", "backup", f"Backup! {_name(state, seat)} takes the hostage back", seat)
+    ]
+
+
+def _loot(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, ASSAULT)
+    seat = _active_robber(state, ev)
+    if state.bank_empty:
+        raise Rejected("loot: the bank is empty")
+    seats = _set_seat(state.seats, seat, loots=state.seats[seat].loots + 1)
+    return replace(state, seats=seats), [
+        Output("announce", "loot", f"{_name(state, seat)} loots 2 tiles", seat)
+    ]
+
+
+def _steal(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, ASSAULT)
+    seat = _active_robber(state, ev)
+    victim = _seat(state, ev, "from")
+    if victim == seat:
+        raise Rejected("steal: a seat cannot steal from itself")
+    seats = _set_seat(state.seats, seat, steals=state.seats[seat].steals + 1)
+    seats = _set_seat(seats, victim, stolen_from=seats[victim].stolen_from + 1)
+    return replace(state, seats=seats), [
+        Output(
+            "announce", "steal", f"{_name(state, seat)} steals from {_name(state, victim)}", seat
+        )
+    ]
+
+
+def _empty(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, ASSAULT)
+    assert state.turn is not None
+    if state.bank_empty:
+        raise Rejected("empty: the bank is already empty")
+    turn = replace(state.turn, empty=True)
+    return replace(state, bank_empty=True, turn=turn), [
+        Output(
+            "flash",
+            "empty",
+            "Empty! Everyone rolls to Escape or Arrest; the game ends with this turn",
+        )
+    ]
+
+
+def _buzz(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    if state.phase in (HEIST_HIDE, HEIST, HEIST_OVER):
+        seat = _seat(state, ev)
+        raise Rejected(f"buzz: false start: {_name(state, seat)} pressed before Go!")
+    _phase(state, ev, ASSAULT)
+    assert state.turn is not None
+    turn = state.turn
+    seat = _seat(state, ev)
+    if seat == turn.cop:
+        if turn.stages < d.STAGES_BEFORE_ARREST and not state.bank_empty:
+            raise Rejected(
+                f"buzz: Arrested! needs stages 1-{d.STAGES_BEFORE_ARREST} complete "
+                f"(only {turn.stages} claimed)"
+            )
+        caught = frozenset(s for s in state.robbers() if s not in turn.escaped)
+        seats = state.seats
+        for s in caught:
+            seats = _set_seat(seats, s, arrested=seats[s].arrested + 1)
+        turn = replace(turn, arrest_called=True, arrested=caught, impounds_due=caught)
+        names = ", ".join(_name(state, s) for s in sorted(caught)) or "nobody"
+        out = [Output("flash", "arrested", f"Arrested! {names}", seat)]
+        new = replace(state, seats=seats, turn=turn, phase=IMPOUND)
+        if not caught:
+            return _end_turn(new, out)
+        out.append(
+            Output("announce", "impound", "Cops: choose a getaway car to impound from " + names)
+        )
+        return new, out
+    if seat in turn.escaped:
+        raise Rejected(f"buzz: {_name(state, seat)} has already escaped")
+    setup = setup_of(state)
+    if seat in turn.hostages and setup.robber_dice - 1 < setup.escape_needs:
+        raise Rejected(
+            f"buzz: {_name(state, seat)} has a hostage die set aside: "
+            f"{setup.robber_dice - 1} dice cannot show {setup.escape_needs} Escapes (Backup first)"
+        )
+    seats = _set_seat(state.seats, seat, escaped=state.seats[seat].escaped + 1)
+    turn = replace(turn, escaped=(*turn.escaped, seat))
+    new = replace(state, seats=seats, turn=turn)
+    out = [Output("flash", "escaped", f"Escaped! {_name(state, seat)}", seat)]
+    if all(s in turn.escaped for s in state.robbers()):
+        return _end_turn(new, out)
+    return new, out
+
+
+def _impound(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, IMPOUND)
+    assert state.turn is not None
+    seat = _seat(state, ev)
+    if seat not in state.turn.impounds_due:
+        raise Rejected(f"impound: {_name(state, seat)} has no car due for impound")
+    car = _int(ev, "car", 0, d.CARS_PER_SEAT - 1)
+    s = state.seats[seat]
+    if s.cars > 0:
+        if car in s.impounded:
+            raise Rejected(f"impound: car {car} of {_name(state, seat)} is already impounded")
+        seats = _set_seat(state.seats, seat, cars=s.cars - 1, impounded=(*s.impounded, car))
+        text = f"{_name(state, seat)} loses getaway car {car}"
+    else:
+        seats = state.seats
+        text = f"{_name(state, seat)} has no car left to lose"
+    turn = replace(state.turn, impounds_due=state.turn.impounds_due - {seat})
+    new = replace(state, seats=seats, turn=turn)
+    out = [Output("announce", "impound", text, seat)]
+    if turn.impounds_due:
+        return new, out
+    return _end_turn(new, out)
+
+
+def _end_turn(state: GameState, out: list[Output]) -> tuple[GameState, list[Output]]:
+    played = state.turns_played + 1
+    new = replace(state, turns_played=played)
+    if played >= total_turns(state) or state.bank_empty:
+        out.append(
+            Output(
+                "announce",
+                "game_over",
+                "Game over: tally each seat's cash (tally) to find the winners",
+            )
+        )
+        return replace(new, phase=GAME_OVER, turn=None), out
+    cop = (state.first_cop + played) % state.nseats
+    new = replace(new, phase=HEIST_HIDE, turn=Turn(cop=cop))
+    if played % state.nseats == 0:
+        out.append(Output("announce", "round", f"Round {current_round(new)} begins"))
+    out.append(
+        Output(
+            "announce",
+            "cops",
+            f"Dice pass clockwise: {_name(new, cop)} are the cops: hide the diamond",
+        )
+    )
+    return new, out
+
+
+def _tally(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, GAME_OVER)
+    seat = _seat(state, ev)
+    cash = _int(ev, "cash", 0)
+    if state.seats[seat].cash is not None:
+        raise Rejected(f"tally: {_name(state, seat)} is already tallied (undo to correct it)")
+    new = replace(state, seats=_set_seat(state.seats, seat, cash=cash))
+    out = [Output("announce", "tally", f"{_name(state, seat)} tallies ${cash:,}", seat)]
+    winners = winners_of(new)
+    if winners:
+        names = " and ".join(_name(new, w) for w in winners)
+        out.append(Output("announce", "winners", f"Winner: {names}"))
+    return new, out
+
+
+def _sticky_fingers(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _phase(state, ev, GAME_OVER)
+    if state.sticky_fingers_used:
+        raise Rejected("sticky_fingers: already used this game (there is one pair of tiles)")
+    seat = _seat(state, ev)
+    victim = _field(ev, "from")
+    seats = state.seats
+    box = state.diamonds_in_box
+    if victim is None:
+        if box <= 0:
+            raise Rejected("sticky_fingers: the box has no Diamond tile left")
+        box -= 1
+        source = "the box"
+    else:
+        victim = _seat(state, ev, "from")
+        if victim == seat:
+            raise Rejected("sticky_fingers: a seat cannot steal from itself")
+        if seats[victim].diamonds <= 0:
+            raise Rejected(f"sticky_fingers: {_name(state, victim)} has no Diamond tile")
+        seats = _set_seat(state.seats, victim, diamonds=seats[victim].diamonds - 1)
+        source = _name(state, victim)
+    seats = _set_seat(seats, seat, diamonds=seats[seat].diamonds + 1)
+    new = replace(state, seats=seats, diamonds_in_box=box, sticky_fingers_used=True)
+    return new, [
+        Output(
+            "announce",
+            "sticky_fingers",
+            f"Sticky fingers: {_name(state, seat)} steals a Diamond from {source}",
+            seat,
+        )
+    ]
+
+
+HANDLERS: dict[str, Handler] = {
+    "new_game": _new_game,
+    "heist_hide": _heist_hide,
+    "heist_attempt": _heist_attempt,
+    "assault_start": _assault_start,
+    "stage": _stage,
+    "dye_pack": _dye_pack,
+    "hostage": _hostage,
+    "backup": _backup,
+    "loot": _loot,
+    "steal": _steal,
+    "empty": _empty,
+    "buzz": _buzz,
+    "impound": _impound,
+    "tally": _tally,
+    "sticky_fingers": _sticky_fingers,
+}
+
+EVENT_TYPES = frozenset(HANDLERS) | {"undo"} | NOTE_TYPES
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def total_of(state: GameState, seat: int) -> int | None:
+    s = state.seats[seat]
+    if s.cash is None:
+        return None
+    return s.cash + s.diamonds * d.DIAMOND_VALUE
+
+
+def winners_of(state: GameState) -> tuple[int, ...]:
+    """Seats with the most valuable loot (ties shared), once the game is over and every
+    seat is tallied; empty before that."""
+    if state.phase != GAME_OVER:
+        return ()
+    totals = [total_of(state, i) for i in range(state.nseats)]
+    if any(t is None for t in totals):
+        return ()
+    best = max(t for t in totals if t is not None)
+    return tuple(i for i, t in enumerate(totals) if t == best)
+
+
+# --------------------------------------------------------------------------- apply
+
+
+def apply(state: GameState, event: Any) -> Result:
+    """Apply one event. Pure: the same state and event always give the same result."""
+    try:
+        if not isinstance(event, Mapping):
+            raise Rejected(f"an event must be a JSON object, got {type(event).__name__}")
+        kind = event.get("type")
+        if not isinstance(kind, str):
+            raise Rejected("event has no 'type'")
+        if "ts_ns" in event:
+            ts = event["ts_ns"]
+            if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
+                raise Rejected(f"{kind}: 'ts_ns' must be a non-negative whole number")
+        if kind in NOTE_TYPES:
+            return Result(state, None, ())
+        if kind == "undo":
+            if state.prev is None:
+                raise Rejected("undo: nothing to undo")
+            return Result(state.prev, None, (Output("announce", "undo", "Undone"),))
+        handler = HANDLERS.get(kind)
+        if handler is None:
+            raise Rejected(f"unknown event type {kind!r}")
+        new, outputs = handler(state, event)
+    except Rejected as exc:
+        rejection = str(exc).splitlines()[0] if str(exc) else "rejected"
+        flash: tuple[Output, ...] = ()
+        if rejection.startswith("buzz: false start"):
+            flash = (Output("flash", "false_start", rejection),)
+        return Result(state, rejection, flash)
+    new = replace(new, events_applied=state.events_applied + 1, prev=state)
+    return Result(new, None, tuple(outputs))
+
+
+def replay(events: list[Any], state: GameState | None = None) -> GameState:
+    """Apply every event, raising ValueError on the first rejection."""
+    state = state or new_state()
+    for i, ev in enumerate(events, 1):
+        result = apply(state, ev)
+        if result.rejection:
+            raise ValueError(f"event {i}: {result.rejection}")
+        state = result.state
+    return state

@@ -1,0 +1,129 @@
+"""The simulated table's command language: short commands typed at the terminal that
+become events of the event vocabulary. Pure: text (and the state, for defaults) in,
+an event dict out, or ValueError with a one-line reason."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from companion.rules.state import GameState
+
+FACE_LETTERS = {"a": "alarm", "p": "dye_pack", "t": "dye_pack", "d": "diamond"}
+
+HELP = """\
+Keys 0-3 (alone, on an empty line): press that seat's button (Escaped!/Arrested!)
+new 2 Alice Bob [cop=N]      new game (4 players: two team names)
+hide A P D A A               cops hide the row: A alarm, P dye pack (trap), D diamond
+flip 1:3 2:stop              heist attempt: seat:position or seat:stop per robber
+go                           start the race (Go!)
+stage N                      cops claim stage N (1-3)
+bang 1 [2]                   dye pack: seats losing a tile (2 tiles in all)
+hostage S / backup S         robber S sets a hostage aside / takes it back
+loot S / steal S FROM        bookkeeping for statistics
+empty                        the bank is empty
+impound S [CAR]              arrested seat S loses a car (default: the next one)
+tally S CASH                 end of game: value of seat S's tiles
+sticky S FROM|box            sticky fingers: S steals a diamond
+undo                         take back the last accepted event
+{"type": ...}                any event as JSON
+help / quit"""
+
+
+def _int(word: str, what: str) -> int:
+    try:
+        return int(word)
+    except ValueError:
+        raise ValueError(f"{what} must be a number, got {word!r}") from None
+
+
+def _need(args: list[str], n: int, usage: str) -> None:
+    if len(args) < n:
+        raise ValueError(f"usage: {usage}")
+
+
+def parse_command(text: str, state: GameState) -> dict[str, Any]:
+    text = text.strip()
+    if not text:
+        raise ValueError("empty command")
+    if text.startswith("{"):
+        try:
+            event = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not JSON: {exc.msg}") from None
+        if not isinstance(event, dict):
+            raise ValueError("an event must be a JSON object")
+        return event
+    word, *args = text.split()
+    word = word.lower()
+    if word.isdigit() and not args:
+        return {"type": "buzz", "seat": int(word)}
+    if word == "new":
+        _need(args, 1, "new PLAYERS NAME... [cop=N]")
+        players = _int(args[0], "players")
+        names = [a for a in args[1:] if not a.startswith("cop=")]
+        cop = next((_int(a[4:], "cop") for a in args[1:] if a.startswith("cop=")), 0)
+        if not names:
+            names = ["Team A", "Team B"] if players == 4 else [f"P{i + 1}" for i in range(players)]
+        return {
+            "type": "new_game",
+            "game": "vault-assault",
+            "players": players,
+            "names": names,
+            "first_cop": cop,
+        }
+    if word == "hide":
+        _need(args, 1, "hide A P D A A (A alarm, P dye pack trap, D diamond)")
+        letters = "".join(args).lower()
+        if all(c in FACE_LETTERS for c in letters):
+            return {"type": "heist_hide", "row": [FACE_LETTERS[c] for c in letters]}
+        if all(len(a) == 1 for a in args):
+            raise ValueError("hide: use A (alarm), P (dye pack trap), D (diamond)")
+        return {"type": "heist_hide", "row": args}
+    if word == "flip":
+        _need(args, 1, "flip SEAT:POSITION|SEAT:stop ...")
+        flips = []
+        for a in args:
+            seat, _, what = a.partition(":")
+            if what.lower() in ("stop", "s", "x"):
+                flips.append({"seat": _int(seat, "seat"), "stop": True})
+            else:
+                flips.append({"seat": _int(seat, "seat"), "position": _int(what, "position")})
+        return {"type": "heist_attempt", "flips": flips}
+    if word in ("go", "start"):
+        return {"type": "assault_start"}
+    if word == "stage":
+        _need(args, 1, "stage N")
+        return {"type": "stage", "stage": _int(args[0], "stage")}
+    if word in ("bang", "dye", "dye_pack"):
+        _need(args, 1, "bang SEAT [SEAT]")
+        return {"type": "dye_pack", "targets": [_int(a, "seat") for a in args]}
+    if word in ("hostage", "backup", "loot"):
+        _need(args, 1, f"{word} SEAT")
+        return {"type": word, "seat": _int(args[0], "seat")}
+    if word == "steal":
+        _need(args, 2, "steal SEAT FROM")
+        return {"type": "steal", "seat": _int(args[0], "seat"), "from": _int(args[1], "from")}
+    if word == "empty":
+        return {"type": "empty"}
+    if word == "impound":
+        _need(args, 1, "impound SEAT [CAR]")
+        seat = _int(args[0], "seat")
+        if len(args) > 1:
+            car = _int(args[1], "car")
+        else:
+            taken = state.seats[seat].impounded if 0 <= seat < state.nseats else ()
+            car = next((c for c in range(3) if c not in taken), 0)
+        return {"type": "impound", "seat": seat, "car": car}
+    if word == "tally":
+        _need(args, 2, "tally SEAT CASH")
+        cash = args[1].replace("$", "").replace(",", "").lower()
+        value = _int(cash[:-1], "cash") * 1000 if cash.endswith("k") else _int(cash, "cash")
+        return {"type": "tally", "seat": _int(args[0], "seat"), "cash": value}
+    if word == "sticky":
+        _need(args, 2, "sticky SEAT FROM|box")
+        src = None if args[1].lower() in ("box", "null", "none") else _int(args[1], "from")
+        return {"type": "sticky_fingers", "seat": _int(args[0], "seat"), "from": src}
+    if word == "undo":
+        return {"type": "undo"}
+    raise ValueError(f"unknown command {word!r} (type help)")

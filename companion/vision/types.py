@@ -1,0 +1,46 @@
+"""Plain data the camera pipeline hands out. No OpenCV here: these cross the thread
+boundary from the vision worker to the event loop and go into logs and CSVs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class DieReading:
+    """One die found in one frame.
+
+    dice_set: "pip" for ordinary pip dice, else a set name from the dice data file or
+        a calibration profile (Vault Assault: "red", "blue", "black", "white"), or
+        "unknown" when the set cannot be told.
+    face: "1".."6" for pip dice, a face name ("escape", "alarm", "piece-2-3", ...) for
+        symbol dice, or "unknown" below the confidence threshold.
+    confidence: 0..1 for the face.
+    box: (x0, y0, x1, y1) in the source frame's pixels.
+    centre: (x, y) in the source frame's pixels.
+    angle: degrees, the die's rotation on the mat (0 when not known).
+    mat_xy: centre in mat millimetres when the mat was found, else None.
+    """
+
+    dice_set: str
+    face: str
+    confidence: float
+    box: tuple[int, int, int, int]
+    centre: tuple[float, float]
+    angle: float = 0.0
+    mat_xy: tuple[float, float] | None = None
+    set_confidence: float = 1.0
+
+
+@dataclass(frozen=True)
+class FrameReading:
+    """Every die read in one frame."""
+
+    width: int
+    height: int
+    dice: tuple[DieReading, ...] = ()
+    mat_found: bool = False
+    frame_index: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)

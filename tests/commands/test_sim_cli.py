@@ -1,0 +1,58 @@
+import asyncio
+import json
+import os
+import sys
+
+from companion.cli import main
+from companion.interactive import run_interactive
+from companion.loop import Referee
+
+
+def test_headless_needs_a_script(capsys):
+    assert main(["sim", "--headless"]) == 2
+    assert "--script" in capsys.readouterr().err
+
+
+def test_unreadable_script(tmp_path, capsys):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"\xff\xfe\x00bad")
+    assert main(["sim", "--script", str(p), "--headless"]) == 2
+    assert "cannot read script" in capsys.readouterr().err
+
+
+def test_script_with_garbage_lines_reports_and_goes_on(tmp_path, capsys):
+    p = tmp_path / "s.jsonl"
+    p.write_text(
+        '{"type":"new_game","game":"vault-assault","players":2,"names":["A","B"]}\n'
+        "garbage\n"
+        '{"type":"buzz","seat":1,"ts_ns":5}\n'
+        '{"type":"buzz","seat":9}\n'
+    )
+    assert main(["sim", "--script", str(p), "--headless"]) == 0
+    cap = capsys.readouterr()
+    assert cap.err.strip().splitlines() == [
+        "line 2: not JSON (Expecting value at column 1)",
+        "line 3: buzz: false start: B (seat 1) pressed before Go!",
+        "line 4: buzz: 'seat' must be 0..1, got 9",
+    ]
+    assert json.loads(cap.out)["seats"][1]["name"] == "B"
+    assert main(["sim", "--script", str(p), "--headless", "--strict"]) == 2
+
+
+def test_interactive_table_from_a_pipe(tmp_path, monkeypatch, capsys):
+    """The interactive table reads commands a line at a time when stdin is a pipe;
+    a line holding a digit presses that seat's simulated button."""
+    r, w = os.pipe()
+    commands = ["new 2 Ann Bob", "hide A P D A A", "flip 1:2", "go", "1", "quit"]
+    os.write(w, ("\n".join(commands) + "\n").encode())
+    os.close(w)
+    monkeypatch.setattr(sys, "stdin", os.fdopen(r))
+    ref = Referee()
+
+    async def run():
+        return await run_interactive(ref)
+
+    assert asyncio.run(run()) == 0
+    assert ref.state.turns_played == 1
+    assert ref.state.seats[1].escaped == 1 and ref.state.seats[1].diamonds == 1
+    assert "Escaped! Bob (seat 1)" in capsys.readouterr().out

@@ -1,0 +1,79 @@
+from game_builders import ROW5, at_race, new_game, play, stages
+
+from companion.display.font import text_width
+from companion.display.frame import Frame
+from companion.display.model import SEAT_X, STAGE_X, board, render, status_lines
+from companion.rules.engine import new_state
+
+
+def block_lit(frame, x0, y0, w, h):
+    return all(frame.pixel(x, y) for x in range(x0, x0 + w) for y in range(y0, y0 + h))
+
+
+def test_blank_before_a_game():
+    assert render(new_state()) == Frame.blank()
+
+
+def test_claimed_stages_are_solid_blocks_and_current_stage_marked():
+    f = board(stages(at_race(), 2))
+    assert block_lit(f, STAGE_X[0], 0, 4, 4) and block_lit(f, STAGE_X[1], 0, 4, 4)
+    assert not any(f.pixel(x, y) for x in range(STAGE_X[2], STAGE_X[2] + 4) for y in range(4))
+    assert f.pixel(STAGE_X[2] + 1, 4) and f.pixel(STAGE_X[2] + 2, 4)
+
+
+def test_preset_pieces_show_in_first_mosaic():
+    s = play(
+        new_game(2),
+        {"type": "heist_hide", "row": ROW5},
+        {"type": "heist_attempt", "flips": [{"seat": 1, "position": 0}]},
+        {"type": "heist_attempt", "flips": [{"seat": 1, "position": 3}]},
+    )
+    f = board(s)
+    assert s.turn.preset == 2
+    assert block_lit(f, 0, 0, 2, 2) and block_lit(f, 2, 0, 2, 2)  # top-left, top-right
+    assert not f.pixel(0, 2) and not f.pixel(3, 3)
+
+
+def test_camera_mosaic_overrides_preset():
+    f = board(at_race(), mosaic={1: frozenset({3})})
+    assert block_lit(f, 2, 2, 2, 2) and not f.pixel(0, 0)
+
+
+def test_cop_marker_cars_diamonds_and_bang():
+    s = play({"type": "dye_pack", "targets": [1]}, state=at_race(3, first_cop=2))
+    f = board(s)
+    assert all(f.pixel(SEAT_X[2] + j, 0) for j in range(3))  # seat 2 are the cops
+    assert not f.pixel(SEAT_X[0], 0)
+    assert all(f.pixel(SEAT_X[0] + j, 2) for j in range(3))  # three cars
+    assert all(f.pixel(x, 5) for x in range(STAGE_X[0], STAGE_X[0] + 4))  # Bang before stage 1
+
+
+def test_escaped_and_arrested_marks():
+    s = play({"type": "buzz", "seat": 1}, state=stages(at_race(3)))
+    s = play({"type": "buzz", "seat": 0}, state=s)
+    f = board(s)
+    assert all(f.pixel(SEAT_X[1] + j, 6) for j in range(3))  # escaped: solid
+    assert f.pixel(SEAT_X[2], 6) and not f.pixel(SEAT_X[2] + 1, 6)  # arrested: dotted
+    assert block_lit(f, STAGE_X[3], 0, 4, 4)  # the Arrest block
+
+
+def test_turn_track_blinks_current_turn():
+    s = at_race()
+    assert board(s, tick=0).pixel(0, 7) and not board(s, tick=1).pixel(0, 7)
+
+
+def test_flash_replaces_board_with_centred_word():
+    f = render(at_race(), flash="bang")
+    w = text_width("BANG!")
+    lit_x = [x for x, _ in f.lit()]
+    assert min(lit_x) == (32 - w) // 2 and max(lit_x) < (32 - w) // 2 + w
+
+
+def test_long_flash_scrolls():
+    a, b = render(at_race(), "arrested", tick=0), render(at_race(), "arrested", tick=3)
+    assert a != b and a.count() > 0 and b.count() > 0
+
+
+def test_status_lines_name_cops_and_phase():
+    text = "\n".join(status_lines(at_race(3, first_cop=1)))
+    assert "Cops: Bob (seat 1)" in text and "the race is on" in text

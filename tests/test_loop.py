@@ -1,0 +1,121 @@
+import asyncio
+import json
+import threading
+
+from game_builders import ROW5, new_game
+
+from companion.gamelog import GameLog
+from companion.hardware.buttons import SeatButtons
+from companion.hardware.pins import make_pin_factory
+from companion.loop import Referee, TableLoop, resume_state
+
+
+class LogCheckingDisplay:
+    """Fails if a state change is shown before its event is on disk."""
+
+    def __init__(self, path):
+        self.path = path
+        self.seen = 0
+        self.views = []
+
+    def show(self, view):
+        self.views.append(view)
+        applied = view.state.events_applied
+        if applied > self.seen:
+            on_disk = [json.loads(x) for x in self.path.read_text().splitlines()]
+            accepted = [e for e in on_disk if e["type"] != "rejected"]
+            assert len(accepted) >= applied, "effect shown before its event was logged"
+            self.seen = applied
+
+
+def test_accepted_events_are_logged_before_shown(tmp_path):
+    p = tmp_path / "g.jsonl"
+    display = LogCheckingDisplay(p)
+    with GameLog(p) as log:
+        ref = Referee(log=log, displays=[display])
+        for ev in (
+            new_game(2),
+            {"type": "heist_hide", "row": ROW5},
+            {"type": "heist_attempt", "flips": [{"seat": 1, "stop": True}]},
+        ):
+            assert ref.submit(ev).rejection is None
+    assert display.seen == 3
+
+
+def test_rejected_input_is_logged_as_a_note_and_replays(tmp_path):
+    p = tmp_path / "g.jsonl"
+    with GameLog(p) as log:
+        ref = Referee(log=log)
+        ref.submit(new_game(2))
+        r = ref.submit({"type": "buzz", "seat": 1, "ts_ns": 9})
+        assert "false start" in r.rejection
+        assert ref.flash == "false_start"
+    lines = [json.loads(x) for x in p.read_text().splitlines()]
+    assert lines[1]["type"] == "rejected" and lines[1]["event"]["seat"] == 1
+    state, report = resume_state(p)
+    assert report.problems == [] and state == ref.state
+
+
+def test_flash_clears_after_its_time():
+    now = [0.0]
+    ref = Referee(clock=lambda: now[0], flash_seconds=1.0)
+    ref.submit(new_game(2))
+    ref.submit({"type": "heist_hide", "row": ROW5})
+    ref.submit({"type": "heist_attempt", "flips": [{"seat": 1, "stop": True}]})
+    ref.submit({"type": "assault_start"})
+    assert ref.flash == "go"
+    now[0] = 0.5
+    ref.on_tick()
+    assert ref.flash == "go"
+    now[0] = 1.01
+    ref.on_tick()
+    assert ref.flash is None
+
+
+def test_button_press_on_another_thread_reaches_the_referee_in_the_loop():
+    async def main():
+        ref = Referee()
+        table = TableLoop(ref, tick_seconds=0.01)
+        await table.start()
+        buttons = SeatButtons([17, 27], table.on_press, pin_factory=make_pin_factory("mock"))
+        for ev in (
+            new_game(2),
+            {"type": "heist_hide", "row": ROW5},
+            {"type": "heist_attempt", "flips": [{"seat": 1, "stop": True}]},
+            {"type": "assault_start"},
+        ):
+            table.post(ev)
+        await table.drain()
+        loop_thread = threading.get_ident()
+        seen_threads = []
+        ref.listeners.append(lambda ev, r: seen_threads.append(threading.get_ident()))
+        t = threading.Thread(target=buttons.press, args=(1, 777_000_000))
+        t.start()
+        t.join()
+        for _ in range(100):
+            await asyncio.sleep(0.001)
+            if seen_threads:
+                break
+        await table.drain()
+        buttons.close()
+        await table.stop()
+        return ref, seen_threads, loop_thread
+
+    ref, seen, loop_thread = asyncio.run(main())
+    assert seen == [loop_thread], "the engine must run on the loop's thread"
+    assert ref.state.seats[1].escaped == 1
+    assert '"ts_ns":777000000' in ref.recent_events[-1]
+
+
+def test_loop_stamps_events_without_ts():
+    async def main():
+        ref = Referee()
+        table = TableLoop(ref)
+        await table.start()
+        table.post(new_game(2))
+        await table.drain()
+        await table.stop()
+        return ref
+
+    ref = asyncio.run(main())
+    assert '"ts_ns":' in ref.recent_events[0]

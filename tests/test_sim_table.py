@@ -1,0 +1,73 @@
+import pytest
+from game_builders import at_race
+
+from companion.rules.engine import new_state
+from companion.sim_table import parse_command
+
+S = new_state()
+
+
+@pytest.mark.parametrize(
+    ("text", "event"),
+    [
+        ("2", {"type": "buzz", "seat": 2}),
+        (
+            "new 3 Ann Bob Cat cop=2",
+            {
+                "type": "new_game",
+                "game": "vault-assault",
+                "players": 3,
+                "names": ["Ann", "Bob", "Cat"],
+                "first_cop": 2,
+            },
+        ),
+        (
+            "new 4",
+            {
+                "type": "new_game",
+                "game": "vault-assault",
+                "players": 4,
+                "names": ["Team A", "Team B"],
+                "first_cop": 0,
+            },
+        ),
+        (
+            "hide A P D A A",
+            {"type": "heist_hide", "row": ["alarm", "dye_pack", "diamond", "alarm", "alarm"]},
+        ),
+        (
+            "hide apdaa",
+            {"type": "heist_hide", "row": ["alarm", "dye_pack", "diamond", "alarm", "alarm"]},
+        ),
+        (
+            "flip 1:3 2:stop",
+            {
+                "type": "heist_attempt",
+                "flips": [{"seat": 1, "position": 3}, {"seat": 2, "stop": True}],
+            },
+        ),
+        ("go", {"type": "assault_start"}),
+        ("stage 2", {"type": "stage", "stage": 2}),
+        ("bang 1 2", {"type": "dye_pack", "targets": [1, 2]}),
+        ("hostage 1", {"type": "hostage", "seat": 1}),
+        ("steal 1 0", {"type": "steal", "seat": 1, "from": 0}),
+        ("tally 1 $35k", {"type": "tally", "seat": 1, "cash": 35000}),
+        ("tally 0 12,500", {"type": "tally", "seat": 0, "cash": 12500}),
+        ("sticky 1 box", {"type": "sticky_fingers", "seat": 1, "from": None}),
+        ("undo", {"type": "undo"}),
+        ('{"type":"empty"}', {"type": "empty"}),
+    ],
+)
+def test_commands(text, event):
+    assert parse_command(text, S) == event
+
+
+def test_impound_defaults_to_next_car():
+    assert parse_command("impound 1", at_race()) == {"type": "impound", "seat": 1, "car": 0}
+
+
+@pytest.mark.parametrize("text", ["", "fly", "stage x", "hide Q", "steal 1", "{nope", "[1]"])
+def test_bad_commands_say_why(text):
+    with pytest.raises(ValueError) as exc:
+        parse_command(text, S)
+    assert str(exc.value) and "\n" not in str(exc.value)
