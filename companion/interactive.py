@@ -12,7 +12,9 @@ import asyncio
 import contextlib
 import os
 import sys
+import time
 
+from companion.buzzers import BuzzerInput
 from companion.display.terminal import TerminalDisplay
 from companion.hardware.buttons import DEFAULT_PINS, SeatButtons
 from companion.hardware.pins import make_pin_factory
@@ -28,10 +30,25 @@ async def run_interactive(referee: Referee) -> int:
     referee.displays.append(display)
     table = TableLoop(referee)
     await table.start()
-    buttons = SeatButtons(DEFAULT_PINS, table.on_press, pin_factory=make_pin_factory("mock"))
+    buzzers = BuzzerInput(table)
     loop = asyncio.get_running_loop()
+    buttons = SeatButtons(
+        DEFAULT_PINS,
+        buzzers.on_press,
+        pin_factory=make_pin_factory("mock"),
+        on_stuck=lambda seat, why: loop.call_soon_threadsafe(
+            referee.notice,
+            f"Seat {seat}'s button is stuck ({why}): ignored until released",
+            "stuck",
+        ),
+        on_unstuck=lambda seat: loop.call_soon_threadsafe(
+            referee.notice, f"Seat {seat}'s button is free again"
+        ),
+    )
+    table.tick_hooks.append(lambda: buttons.check_stuck(time.monotonic_ns()))
     done = asyncio.Event()
     buffer: list[str] = []
+    pending: list[asyncio.Future[None]] = []  # presses on their way
 
     def set_prompt() -> None:
         display.prompt = PROMPT + "".join(buffer)
@@ -51,7 +68,7 @@ async def run_interactive(referee: Referee) -> int:
             seat = int(text)
             if seat < len(buttons.devices):
                 # Press the simulated pin from another thread, like a real edge.
-                loop.run_in_executor(None, buttons.press, seat, None)
+                pending.append(loop.run_in_executor(None, buttons.press, seat, None))
             return
         try:
             table.post(parse_command(text, referee.state))
@@ -97,6 +114,9 @@ async def run_interactive(referee: Referee) -> int:
     set_prompt()
     try:
         await done.wait()
+        await asyncio.gather(*pending)
+        await asyncio.sleep(0)  # let the presses' hand-over to the loop run
+        buzzers.flush()
         await table.drain()
     finally:
         loop.remove_reader(sys.stdin.fileno())

@@ -87,8 +87,9 @@ class Referee:
         self.displays = list(displays)
         self.clock = clock
         self.flash_seconds = flash_seconds
-        self.flash: str | None = None
+        self.flash: str | None = None  # the flash showing now
         self.flash_until = 0.0
+        self.flash_queue: deque[str] = deque(maxlen=4)  # flashes waiting their turn
         self.tick = 0
         self.messages: deque[str] = deque(maxlen=8)
         self.recent_events: deque[str] = deque(maxlen=12)
@@ -110,6 +111,12 @@ class Referee:
             self.state = result.state
             self.recent_events.append(encode(event))
         self._take_outputs(result.outputs)
+        finish = event.get("photo_finish") if isinstance(event, dict) else None
+        if not result.rejection and isinstance(finish, dict):
+            margin = finish.get("margin_ns")
+            if isinstance(margin, int):
+                self.messages.append(f"Photo finish: won by {margin / 1e6:.3f} ms")
+            self.show_flash("photo_finish", queued=True)
         self.refresh()
         for listener in self.listeners:
             listener(event, result)
@@ -119,13 +126,30 @@ class Referee:
         for out in outputs:
             self.messages.append(out.text)
             if out.kind == "flash":
-                self.flash = out.name
-                self.flash_until = self.clock() + self.flash_seconds
+                self.show_flash(out.name)
+
+    def show_flash(self, name: str, queued: bool = False) -> None:
+        """Show a flash now (the verdict of a race must be seen at once), or after
+        the current one when `queued`."""
+        if queued and self.flash:
+            self.flash_queue.append(name)
+            return
+        self.flash = name
+        self.flash_until = self.clock() + self.flash_seconds
+
+    def notice(self, text: str, flash: str | None = None) -> None:
+        """A message from the hardware side (a stuck button, a camera gone)."""
+        self.messages.append(text)
+        if flash:
+            self.show_flash(flash)
+        self.refresh()
 
     def on_tick(self) -> None:
         self.tick += 1
         if self.flash and self.clock() >= self.flash_until:
             self.flash = None
+            if self.flash_queue:
+                self.show_flash(self.flash_queue.popleft())
         self.refresh()
 
     def view(self) -> View:
@@ -150,6 +174,7 @@ class TableLoop:
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[Any]] = []
+        self.tick_hooks: list[Callable[[], None]] = []  # run on every tick (loop thread)
 
     # ---- inputs (any thread)
     def post_threadsafe(self, event: dict[str, Any]) -> None:
@@ -186,6 +211,8 @@ class TableLoop:
     async def _ticker(self) -> None:
         while True:
             await asyncio.sleep(self.tick_seconds)
+            for hook in self.tick_hooks:
+                hook()
             self.referee.on_tick()
 
     async def drain(self) -> None:

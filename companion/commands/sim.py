@@ -15,8 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+from companion.buzzers import BuzzerInput
 from companion.events import EventFormatError, decode, is_comment
 from companion.gamelog import GameLog
+from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import DEFAULT_PINS, SeatButtons
 from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop, resume_state
@@ -51,22 +53,31 @@ def _open_log(path: str | None) -> tuple[GameLog | None, Referee]:
 
 
 async def play_script(
-    lines: list[str], referee: Referee, *, echo_rejections: bool = True
+    lines: list[str],
+    referee: Referee,
+    *,
+    echo_rejections: bool = True,
+    arbiter: ArbiterConfig | None = None,
 ) -> tuple[int, int]:
     """Play script lines through the loop. Returns (lines played, lines rejected)."""
     table = TableLoop(referee)
     await table.start()
-    buttons = SeatButtons(DEFAULT_PINS, table.on_press, pin_factory=make_pin_factory("mock"))
+    buzzers = BuzzerInput(table, arbiter or ArbiterConfig(), virtual_clock=True)
+    buttons = SeatButtons(DEFAULT_PINS, buzzers.on_press, pin_factory=make_pin_factory("mock"))
     loop = asyncio.get_running_loop()
     played = rejected = 0
     current: dict[str, int] = {"line": 0}
+    line_of: dict[tuple[int, int | None], int] = {}  # buzz presses come back later
 
     def note(event, result) -> None:
         nonlocal rejected
         if result.rejection:
             rejected += 1
+            n = current["line"]
+            if event.get("type") == "buzz":
+                n = line_of.get((event.get("seat"), event.get("ts_ns")), n)
             if echo_rejections:
-                print(f"line {current['line']}: {result.rejection}", file=sys.stderr)
+                print(f"line {n}: {result.rejection}", file=sys.stderr)
 
     referee.listeners.append(note)
     try:
@@ -91,14 +102,20 @@ async def play_script(
                 ts = event.get("ts_ns")
                 ts = ts if isinstance(ts, int) and not isinstance(ts, bool) else None
                 before = buttons.presses
-                # Pressed from a worker thread, as gpiozero's callbacks arrive on the Pi.
+                line_of[(seat, ts)] = n
+                # Pressed from a worker thread, as gpiozero's callbacks arrive on the Pi;
+                # the edge goes through the same settle window as a live press.
                 await loop.run_in_executor(None, buttons.press, seat, ts)
+                await asyncio.sleep(0)  # let the hand-over from that thread run
                 if buttons.presses == before:
                     rejected += 1
                     print(f"line {n}: press ignored (inside the button's lockout)", file=sys.stderr)
             else:
+                buzzers.flush()
                 table.post(event)
             await table.drain()
+        buzzers.flush()
+        await table.drain()
     finally:
         buttons.close()
         await table.stop()

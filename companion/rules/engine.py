@@ -430,6 +430,14 @@ def _empty(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Out
 
 
 def _buzz(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    after = ev.get("after")
+    if isinstance(after, dict) and state.phase != ASSAULT:
+        # A press that lost a photo finish which already settled the race.
+        seat = _seat(state, ev)
+        raise Rejected(
+            f"buzz: too late: {_name(state, seat)} pressed {after.get('by_ns')} ns after "
+            f"seat {after.get('seat')}, whose press settled the race"
+        )
     if state.phase in (HEIST_HIDE, HEIST, HEIST_OVER):
         seat = _seat(state, ev)
         raise Rejected(f"buzz: false start: {_name(state, seat)} pressed before Go!")

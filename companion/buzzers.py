@@ -1,0 +1,106 @@
+"""The buzzer path: seat button edges -> settle window -> ordered `buzz` events.
+
+Live, presses arrive on gpiozero's callback thread and are handed to the loop with
+call_soon_threadsafe; their arrival is stamped on the host's CLOCK_MONOTONIC and an
+asyncio timer closes each settle window. For scripts and saved logs the arrival clock
+is *virtual*: an edge is taken to arrive at its own stamp, or, if stamped before an
+edge already delivered, at that edge's arrival (it came late). So a script replays a
+photo finish exactly: a robber's press stamped earlier than the cops' wins even when
+its line comes second, as long as it falls inside the settle window.
+
+Presses before the race is armed (before Go!) skip the window: they go straight to
+the referee, which rejects them as false starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from companion.hardware.arbitration import ArbiterConfig, Press, Verdict, Window, close, offer
+from companion.loop import TableLoop
+from companion.rules.state import ASSAULT
+
+
+class BuzzerInput:
+    def __init__(
+        self,
+        table: TableLoop,
+        config: ArbiterConfig | None = None,
+        *,
+        virtual_clock: bool = False,
+        clock: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
+        self.table = table
+        self.config = config or ArbiterConfig()
+        self.virtual = virtual_clock
+        self.clock = clock
+        self.window = Window()
+        self.last_arrival = 0
+        self.verdicts: list[Verdict] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    # ---- from any thread
+    def on_press(self, seat: int, ts_ns: int) -> None:
+        loop = self.table.loop
+        assert loop is not None, "start the TableLoop first"
+        arrival = None if self.virtual else self.clock()
+        loop.call_soon_threadsafe(self.arrive, seat, ts_ns, arrival)
+
+    # ---- on the loop
+    def _armed(self) -> bool:
+        return self.table.referee.state.phase == ASSAULT
+
+    def arrive(self, seat: int, ts_ns: int, arrival_ns: int | None = None) -> None:
+        if arrival_ns is None:
+            arrival_ns = max(ts_ns, self.last_arrival)
+        self.last_arrival = max(self.last_arrival, arrival_ns)
+        if not self._armed():
+            self.flush()
+            self.table.post({"type": "buzz", "seat": seat, "ts_ns": ts_ns})
+            return
+        cop = self.table.referee.state.cop
+        result = offer(self.window, Press(seat, ts_ns, arrival_ns), cop, self.config)
+        if result.closed:
+            self._emit(result.closed)
+        opened = not self.window.open and result.window.open
+        self.window = result.window
+        if opened and not self.virtual:
+            self._schedule()
+
+    def _schedule(self) -> None:
+        loop = self.table.loop
+        assert loop is not None
+        if self._timer:
+            self._timer.cancel()
+        self._timer = loop.call_later(self.config.settle_ns / 1e9, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.flush()
+
+    def flush(self) -> None:
+        """Close the open window now and pass its verdict on."""
+        if self._timer:
+            self._timer.cancel()
+            self._timer = None
+        if self.window.open:
+            self.window, verdict = close(self.window, self.table.referee.state.cop, self.config)
+            self._emit(verdict)
+
+    def _emit(self, verdict: Verdict) -> None:
+        self.verdicts.append(verdict)
+        for i, p in enumerate(verdict.order):
+            event: dict[str, Any] = {"type": "buzz", "seat": p.seat, "ts_ns": p.ts_ns}
+            if i == 0 and verdict.photo_finish:
+                event["photo_finish"] = {
+                    "seats": [q.seat for q in verdict.order],
+                    "margin_ns": verdict.margin_ns(),
+                    "ties": [list(t) for t in verdict.ties],
+                }
+            elif i > 0:
+                first = verdict.order[0]
+                event["after"] = {"seat": first.seat, "by_ns": p.ts_ns - first.ts_ns}
+            self.table.post(event)
