@@ -1,0 +1,466 @@
+"""The companion's configuration: one TOML file, validated before any hardware is touched.
+
+Every setting has a default, and the defaults describe the simulated table (mock pins,
+terminal display, no co-processor, no camera), so ``companion sim`` needs no file. The
+documented example for a real box is ``hardware/companion.example.toml``.
+
+``load_config(path)`` reads and checks the whole file. Anything wrong (a TOML syntax
+error, an unknown section or key, a value of the wrong type or out of range, a missing
+value that the other settings make necessary, two roles on one GPIO pin) raises
+:class:`ConfigError` whose message is one line naming the file, the key and what was
+expected, e.g.::
+
+    config.toml: timing.settle_ms must be a number of milliseconds between 0 and 100, got 'x'
+
+Relative paths in the file (``log.dir``, a camera file) are taken relative to the
+directory holding the file.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from companion.hardware.arbitration import TIE_RULES
+
+PIN_FACTORIES = ("mock", "lgpio", "rpigpio", "native", "auto")
+DISPLAY_TYPES = ("max7219", "terminal", "none")
+
+BLOCK_ORIENTATIONS = (0, 90, -90, 180)
+CAMERA_SOURCES = ("none", "picamera2")
+# BCM numbers of the 40-pin header's GPIOs. 0 and 1 are the HAT ID EEPROM bus.
+BCM_PINS = range(2, 28)
+# SPI0 uses these BCM pins (CE1, CE0, MISO, MOSI, SCLK); SPI1 uses 16-21.
+SPI_PINS = {0: {7, 8, 9, 10, 11}, 1: {16, 17, 18, 19, 20, 21}}
+MAX_SEATS = 8
+
+
+class ConfigError(ValueError):
+    """A configuration problem; ``str(err)`` is one line naming the key."""
+
+
+@dataclass(frozen=True)
+class GpioConfig:
+    # gpiozero pin factory: "mock" (simulated pins), "lgpio" (Pi 5 / Bookworm: kernel
+    # edge timestamps), "rpigpio" (RPi.GPIO, Pi 4 and older), "native", or "auto"
+    # (gpiozero's own choice).
+    pin_factory: str = "mock"
+
+
+@dataclass(frozen=True)
+class ButtonsConfig:
+    # BCM pin per seat, seat 0 first. Button between the pin and GND, internal pull-up.
+    pins: tuple[int, ...] = (17, 27, 22, 23)
+
+
+@dataclass(frozen=True)
+class LampsConfig:
+    # BCM pin of the lamp inside each seat's button (same order as buttons.pins), or ().
+    pins: tuple[int, ...] = ()
+    # BCM pins of a bar of discrete LEDs (e.g. the cops' stage progress), or ().
+    progress_pins: tuple[int, ...] = ()
+    # True when a lamp lights with its pin LOW (driver wired active-low).
+    active_low: bool = False
+
+
+@dataclass(frozen=True)
+class DisplayConfig:
+    type: str = "terminal"
+    cascaded: int = 4  # number of MAX7219 8x8 modules in the chain
+    spi_port: int = 0
+    spi_device: int = 0
+    block_orientation: int = 0  # 0, 90, -90 or 180: per-module correction
+    rotate: int = 0  # 0..3: quarter turns of the whole display
+    blocks_reversed: bool = False  # modules chained right-to-left
+    brightness: int = 64  # 0..255 (MAX7219 intensity is this / 16)
+
+
+@dataclass(frozen=True)
+class TimingConfig:
+    lockout_ms: float = 50.0  # after a press, ignore that button's line this long
+    settle_ms: float = 5.0  # after a race's first press, wait for earlier-stamped ones
+    tie_us: float = 50.0  # presses closer than this are a tie
+    tie_rule: str = "robbers"  # who wins a tie: "robbers", "cops", "lowest-seat"
+    stuck_after_ms: float = 2000.0  # held or chattering this long: stuck, not presses
+
+    @property
+    def lockout_ns(self) -> int:
+        return round(self.lockout_ms * 1_000_000)
+
+    @property
+    def settle_ns(self) -> int:
+        return round(self.settle_ms * 1_000_000)
+
+    @property
+    def tie_ns(self) -> int:
+        return round(self.tie_us * 1_000)
+
+    @property
+    def stuck_after_ns(self) -> int:
+        return round(self.stuck_after_ms * 1_000_000)
+
+
+@dataclass(frozen=True)
+class PicoConfig:
+    enabled: bool = False
+    port: str = "/dev/vault-pico"  # a device path or any pyserial URL (picosim://...)
+    baud: int = 115200
+
+
+def _default_log_dir() -> Path:
+    # systemd sets STATE_DIRECTORY for units with StateDirectory=.
+    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    return Path(state) if state else Path("vault-logs")
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    dir: Path = field(default_factory=_default_log_dir)
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    # "none", "picamera2", a V4L2 device index (int), or a path/URL OpenCV can open.
+    source: str | int = "none"
+
+
+@dataclass(frozen=True)
+class Config:
+    gpio: GpioConfig = field(default_factory=GpioConfig)
+    buttons: ButtonsConfig = field(default_factory=ButtonsConfig)
+    lamps: LampsConfig = field(default_factory=LampsConfig)
+    display: DisplayConfig = field(default_factory=DisplayConfig)
+    timing: TimingConfig = field(default_factory=TimingConfig)
+    pico: PicoConfig = field(default_factory=PicoConfig)
+    log: LogConfig = field(default_factory=LogConfig)
+    camera: CameraConfig = field(default_factory=CameraConfig)
+    source: str = "<defaults>"  # where it came from, for messages
+
+    @property
+    def seats(self) -> int:
+        return len(self.buttons.pins)
+
+
+# --- validation helpers ------------------------------------------------------------------
+
+_MISSING = object()
+
+
+class _Checker:
+    """Reads one table of the parsed TOML, checking each key once; unknown keys are
+    reported by :meth:`done`."""
+
+    def __init__(self, source: str, section: str, table: Mapping[str, Any]) -> None:
+        self.source = source
+        self.section = section
+        self.table = table
+        self.seen: set[str] = set()
+
+    def fail(self, key: str, expected: str, value: Any = _MISSING) -> ConfigError:
+        name = f"{self.section}.{key}" if self.section else key
+        if value is _MISSING:
+            return ConfigError(f"{self.source}: {name} is missing; expected {expected}")
+        return ConfigError(f"{self.source}: {name} must be {expected}, got {_show(value)}")
+
+    def get(self, key: str, default: Any, check: Callable[[Any], Any], expected: str) -> Any:
+        self.seen.add(key)
+        if key not in self.table:
+            return default
+        value = self.table[key]
+        try:
+            return check(value)
+        except (TypeError, ValueError):
+            raise self.fail(key, expected, value) from None
+
+    def require(self, key: str, check: Callable[[Any], Any], expected: str) -> Any:
+        if key not in self.table:
+            self.seen.add(key)
+            raise self.fail(key, expected)
+        return self.get(key, None, check, expected)
+
+    def done(self) -> None:
+        for key in self.table:
+            if key not in self.seen:
+                name = f"{self.section}.{key}" if self.section else key
+                known = ", ".join(sorted(self.seen)) or "none"
+                raise ConfigError(f"{self.source}: unknown key {name} (known keys: {known})")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _number(lo: float, hi: float) -> Callable[[Any], float]:
+    def check(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not lo <= v <= hi:
+            raise ValueError
+        return float(v)
+
+    return check
+
+
+def _integer(lo: int, hi: int) -> Callable[[Any], int]:
+    def check(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ValueError
+        return v
+
+    return check
+
+
+def _choice(options: tuple[Any, ...]) -> Callable[[Any], Any]:
+    def check(v: Any) -> Any:
+        if isinstance(v, bool) or v not in options:
+            raise ValueError
+        return v
+
+    return check
+
+
+def _boolean(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError
+    return v
+
+
+def _nonempty_str(v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError
+    return v
+
+
+def _pin_list(min_len: int, max_len: int) -> Callable[[Any], tuple[int, ...]]:
+    def check(v: Any) -> tuple[int, ...]:
+        if not isinstance(v, list) or not min_len <= len(v) <= max_len:
+            raise ValueError
+        pins = tuple(_integer(BCM_PINS.start, BCM_PINS.stop - 1)(p) for p in v)
+        if len(set(pins)) != len(pins):
+            raise ValueError
+        return pins
+
+    return check
+
+
+def _pins_expected(min_len: int, max_len: int) -> str:
+    lo, hi = BCM_PINS.start, BCM_PINS.stop - 1
+    count = f"{min_len} to {max_len}" if min_len != max_len else str(min_len)
+    return f"a list of {count} different BCM pin numbers ({lo}-{hi})"
+
+
+def _camera_source(base: Path | None) -> Callable[[Any], str | int]:
+    def check(v: Any) -> str | int:
+        if isinstance(v, bool):
+            raise ValueError
+        if isinstance(v, int):
+            if v < 0:
+                raise ValueError
+            return v
+        v = _nonempty_str(v)
+        if v in CAMERA_SOURCES or "://" in v or base is None:
+            return v
+        path = Path(v).expanduser()
+        return str(path if path.is_absolute() else base / path)
+
+    return check
+
+
+# --- loading -----------------------------------------------------------------------------
+
+SECTIONS = ("gpio", "buttons", "lamps", "display", "timing", "pico", "log", "camera")
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Read and validate a config file. Raises ConfigError (one line) on any problem,
+    including a file that cannot be read."""
+    path = Path(path)
+    source = path.name
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+    return parse_config(text, source=source, base_dir=path.resolve().parent)
+
+
+def parse_config(text: str, source: str = "config.toml", base_dir: Path | None = None) -> Config:
+    """Validate TOML text. ``base_dir`` anchors relative paths (default: the cwd)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib's message already ends "(at line N, column M)".
+        raise ConfigError(f"{source}: TOML syntax error: {exc}") from None
+    return config_from_dict(data, source=source, base_dir=base_dir)
+
+
+def config_from_dict(
+    data: Mapping[str, Any], source: str = "config.toml", base_dir: Path | None = None
+) -> Config:
+    top = _Checker(source, "", data)
+    tables: dict[str, Mapping[str, Any]] = {}
+    for name in SECTIONS:
+        value = top.get(name, {}, _table, "a table ([" + name + "])")
+        tables[name] = value
+    top.done()
+    base = base_dir if base_dir is not None else Path.cwd()
+
+    c = _Checker(source, "gpio", tables["gpio"])
+    gpio = GpioConfig(
+        pin_factory=c.get(
+            "pin_factory",
+            GpioConfig.pin_factory,
+            _choice(PIN_FACTORIES),
+            "one of " + _options(PIN_FACTORIES),
+        )
+    )
+    c.done()
+
+    c = _Checker(source, "pico", tables["pico"])
+    enabled = c.get("enabled", False, _boolean, "true or false")
+    if enabled:
+        port = c.require("port", _nonempty_str, "a serial device path or pyserial URL")
+    else:
+        port = c.get("port", PicoConfig.port, _nonempty_str, "a serial device path or URL")
+    pico = PicoConfig(
+        enabled=enabled,
+        port=port,
+        baud=c.get(
+            "baud",
+            PicoConfig.baud,
+            _integer(1200, 4_000_000),
+            "a baud rate between 1200 and 4000000",
+        ),
+    )
+    c.done()
+
+    c = _Checker(source, "buttons", tables["buttons"])
+    pins_expected = _pins_expected(2, MAX_SEATS)
+    needs_pins = gpio.pin_factory != "mock" and not pico.enabled
+    if needs_pins or "buttons" in data:
+        pins = c.require("pins", _pin_list(2, MAX_SEATS), pins_expected + ", one per seat")
+    else:
+        pins = ButtonsConfig.pins
+    buttons = ButtonsConfig(pins=pins)
+    c.done()
+
+    c = _Checker(source, "lamps", tables["lamps"])
+    n = len(buttons.pins)
+    lamps = LampsConfig(
+        pins=c.get(
+            "pins", (), _pin_list(n, n), _pins_expected(n, n) + ", one per seat like buttons.pins"
+        ),
+        progress_pins=c.get("progress_pins", (), _pin_list(1, 16), _pins_expected(1, 16)),
+        active_low=c.get("active_low", False, _boolean, "true or false"),
+    )
+    c.done()
+
+    c = _Checker(source, "display", tables["display"])
+    dtype = c.get(
+        "type", DisplayConfig.type, _choice(DISPLAY_TYPES), "one of " + _options(DISPLAY_TYPES)
+    )
+    display = DisplayConfig(
+        type=dtype,
+        cascaded=c.get(
+            "cascaded", 4, _integer(1, 16), "a whole number of 8x8 modules between 1 and 16"
+        ),
+        spi_port=c.get("spi_port", 0, _integer(0, 1), "0 or 1 (SPI0 or SPI1)"),
+        spi_device=c.get("spi_device", 0, _integer(0, 2), "0, 1 or 2 (the chip select)"),
+        block_orientation=c.get(
+            "block_orientation", 0, _choice(BLOCK_ORIENTATIONS), "one of 0, 90, -90, 180"
+        ),
+        rotate=c.get("rotate", 0, _integer(0, 3), "0, 1, 2 or 3 (quarter turns)"),
+        blocks_reversed=c.get("blocks_reversed", False, _boolean, "true or false"),
+        brightness=c.get("brightness", 64, _integer(0, 255), "a whole number from 0 to 255"),
+    )
+    c.done()
+
+    c = _Checker(source, "timing", tables["timing"])
+    timing = TimingConfig(
+        lockout_ms=c.get(
+            "lockout_ms", 50.0, _number(0, 1000), "a number of milliseconds between 0 and 1000"
+        ),
+        settle_ms=c.get(
+            "settle_ms", 5.0, _number(0, 100), "a number of milliseconds between 0 and 100"
+        ),
+        tie_us=c.get(
+            "tie_us", 50.0, _number(0, 100_000), "a number of microseconds between 0 and 100000"
+        ),
+        tie_rule=c.get("tie_rule", "robbers", _choice(TIE_RULES), "one of " + _options(TIE_RULES)),
+        stuck_after_ms=c.get(
+            "stuck_after_ms",
+            2000.0,
+            _number(100, 600_000),
+            "a number of milliseconds between 100 and 600000",
+        ),
+    )
+    c.done()
+
+    c = _Checker(source, "log", tables["log"])
+    log = LogConfig(
+        dir=c.get("dir", None, lambda v: _path(v, base), "a directory path") or _default_log_dir()
+    )
+    c.done()
+
+    c = _Checker(source, "camera", tables["camera"])
+    camera = CameraConfig(
+        source=c.get(
+            "source",
+            "none",
+            _camera_source(base_dir),
+            '"none", "picamera2", a camera index (0, 1, ...) or a file path/URL',
+        )
+    )
+    c.done()
+
+    config = Config(gpio, buttons, lamps, display, timing, pico, log, camera, source)
+    _check_pin_conflicts(config)
+    return config
+
+
+def _table(v: Any) -> Mapping[str, Any]:
+    if not isinstance(v, dict):
+        raise ValueError
+    return v
+
+
+def _path(v: Any, base: Path) -> Path:
+    p = Path(_nonempty_str(v)).expanduser()
+    return p if p.is_absolute() else base / p
+
+
+def _options(options: tuple[Any, ...]) -> str:
+    return ", ".join(f'"{o}"' if isinstance(o, str) else str(o) for o in options)
+
+
+def _check_pin_conflicts(config: Config) -> None:
+    """One GPIO, one role; and nothing on the SPI pins the MAX7219 uses."""
+    owners: dict[int, str] = {}
+    roles: list[tuple[str, tuple[int, ...]]] = [
+        ("lamps.pins", config.lamps.pins),
+        ("lamps.progress_pins", config.lamps.progress_pins),
+    ]
+    if not config.pico.enabled:
+        roles.insert(0, ("buttons.pins", config.buttons.pins))
+    for key, pins in roles:
+        for pin in pins:
+            if pin in owners:
+                raise ConfigError(
+                    f"{config.source}: {key} must not reuse a pin, got BCM {pin} "
+                    f"(already in {owners[pin]})"
+                )
+            owners[pin] = key
+    if config.display.type == "max7219":
+        spi = SPI_PINS[config.display.spi_port]
+        for pin, key in sorted(owners.items()):
+            if pin in spi:
+                raise ConfigError(
+                    f"{config.source}: {key} must keep clear of the SPI{config.display.spi_port}"
+                    f" pins {sorted(spi)} the MAX7219 display uses, got BCM {pin}"
+                )
