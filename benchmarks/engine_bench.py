@@ -77,8 +77,9 @@ async def press_latency(presses: int, log_path: Path | None) -> list[float]:
     ref = Referee(log=log, displays=[display])
     table = TableLoop(ref)
     await table.start()
-    buttons = SeatButtons([17, 27, 22], table.on_press, pin_factory=make_pin_factory("mock"),
-                          lockout_ns=0)
+    buttons = SeatButtons(
+        [17, 27, 22], table.on_press, pin_factory=make_pin_factory("mock"), lockout_ns=0
+    )
     setup = [
         {"type": "new_game", "game": "vault-assault", "players": 3, "names": ["A", "B", "C"]},
         {"type": "heist_hide", "row": ["alarm", "dye_pack", "diamond", "alarm", "alarm"]},

@@ -16,7 +16,10 @@ import sys
 COMMAND_MODULES = [
     "companion.commands.sim",
     "companion.commands.replay",
+    "companion.commands.serve",
+    "companion.commands.check",
     "companion.commands.watch",
+    "companion.commands.calibrate",
 ]
 
 

@@ -175,6 +175,7 @@ class TableLoop:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self.tick_hooks: list[Callable[[], None]] = []  # run on every tick (loop thread)
+        self.before_submit: list[Callable[[dict[str, Any]], None]] = []
 
     # ---- inputs (any thread)
     def post_threadsafe(self, event: dict[str, Any]) -> None:
@@ -204,6 +205,8 @@ class TableLoop:
             try:
                 if "ts_ns" not in event:
                     event = {**event, "ts_ns": time.monotonic_ns()}
+                for hook in self.before_submit:
+                    hook(event)
                 self.referee.submit(event)
             finally:
                 self.queue.task_done()

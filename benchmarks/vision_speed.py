@@ -1,0 +1,121 @@
+"""Benchmark: milliseconds per frame of the camera pipeline, single-threaded.
+
+    .venv/bin/python benchmarks/vision_speed.py [--frames N] [--scenes K] [--profile DIR]
+
+Frames come from the synthetic renderer (companion.vision.synthetic): the mat under a
+tilted camera with 2, 8 and 16 dice at 640x480, 1280x720 and 1920x1080, random light,
+dice touching or not. OpenCV is held to one thread (cv2.setNumThreads(1)), as one core
+of a Pi 4 is what the vision worker can count on.
+
+Printed per cell, median and p95 over N timed frames (K distinct scenes, cycled):
+- frame: ``read_frame`` on a lone frame, the mat looked for every time (a photo);
+- stream: ``Pipeline.process`` on a live stream (each scene held for a while, as dice
+  lie still): the mat looked for every 15 frames, hands looked for every frame. This
+  is what the vision worker pays per camera frame;
+- mat / dice: the two stages of ``frame`` alone (find_mat; the dice readers).
+
+Without --profile the dice are pip dice, read with no calibration. With --profile
+(e.g. calibration/synthetic) they are the game's symbol dice, read with that profile,
+plus the pip reader as always.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.mat import find_mat
+from companion.vision.pipeline import Pipeline, read_frame
+from companion.vision.synthetic import all_dice_specs, pip_dice_specs, render_scene
+
+SIZES = [(640, 480), (1280, 720), (1920, 1080)]
+DICE = [2, 8, 16]
+TARGET_MS = 15.0  # per 1280x720 frame on a desktop core: several Pi 4 cores' worth
+
+
+def stats(ms: list[float]) -> tuple[float, float]:
+    return statistics.median(ms), float(np.percentile(ms, 95))
+
+
+def timed(fn, *args, **kw) -> float:
+    start = time.perf_counter()
+    fn(*args, **kw)
+    return (time.perf_counter() - start) * 1000.0
+
+
+def dice_for(n: int, symbols: bool):
+    if not symbols:
+        return pip_dice_specs(n)
+    every = all_dice_specs()
+    return [every[i % len(every)] for i in range(n)]
+
+
+def bench_cell(size, n, frames, scenes, profile):
+    width, height = size
+    images = [
+        render_scene(1000 * n + k, dice=dice_for(n, profile is not None), width=width,
+                     height=height)[0]
+        for k in range(scenes)
+    ]
+    # warm up: caches, lazy imports, first-call allocations
+    for image in images:
+        read_frame(image, profile=profile)
+
+    frame_ms, mat_ms, dice_ms = [], [], []
+    for i in range(frames):
+        image = images[i % scenes]
+        frame_ms.append(timed(read_frame, image, profile=profile))
+        mat_ms.append(timed(find_mat, image))
+        mat = find_mat(image)
+        dice_ms.append(timed(read_frame, image, profile=profile, mat=mat))
+
+    pipe = Pipeline(profile=profile)
+    hold = max(1, frames // scenes)
+    stream_ms = []
+    for i in range(frames):
+        image = images[(i // hold) % scenes]
+        stream_ms.append(timed(pipe.process, image))
+    return stats(frame_ms), stats(stream_ms), stats(mat_ms), stats(dice_ms)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--frames", type=int, default=40, help="timed frames per cell")
+    parser.add_argument("--scenes", type=int, default=4, help="distinct scenes per cell")
+    parser.add_argument("--profile", type=Path, help="calibration profile: symbol dice")
+    args = parser.parse_args(argv)
+
+    cv2.setNumThreads(1)
+    profile = None
+    if args.profile is not None:
+        from companion.vision.profile import load_profile
+
+        profile = load_profile(args.profile)
+    kind = f"symbol dice, profile {args.profile}" if profile is not None else "pip dice"
+    print(f"vision speed: {kind}; OpenCV {cv2.__version__}, threads={cv2.getNumThreads()}, "
+          f"{args.frames} frames per cell")
+    print(f"{'size':>10} {'dice':>4} | {'frame med':>9} {'p95':>6} | {'stream med':>10} "
+          f"{'p95':>6} | {'mat med':>7} | {'dice med':>8}")
+    verdict = None
+    for size in SIZES:
+        for n in DICE:
+            frame, stream, mat, dice = bench_cell(size, n, args.frames, args.scenes, profile)
+            print(f"{size[0]:>5}x{size[1]:<4} {n:>4} | {frame[0]:9.1f} {frame[1]:6.1f} | "
+                  f"{stream[0]:10.1f} {stream[1]:6.1f} | {mat[0]:7.1f} | {dice[0]:8.1f}",
+                  flush=True)
+            if size == (1280, 720):
+                worst = max(frame[0], verdict or 0.0)
+                verdict = worst
+    print(f"1280x720 worst median per lone frame: {verdict:.1f} ms "
+          f"(target <= {TARGET_MS:.0f} ms: {'met' if verdict <= TARGET_MS else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

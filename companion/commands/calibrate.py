@@ -1,0 +1,127 @@
+"""`companion calibrate`: set up a table's camera and teach it the dice.
+
+    companion calibrate --print-mat-only --out calibration/mytable   # just the mat PNG/PDF
+    companion calibrate --source 0 --out calibration/mytable         # guided, webcam 0
+    companion calibrate --source synthetic --yes --out calibration/synthetic
+
+Steps: write the A3 mat (PNG, and PDF when Pillow can), check the camera sees all
+four markers, sample the mat's and each set's colour, teach every face of every symbol
+die (show it, confirm), then write profile.toml, the face images and preview.jpg
+(the profile read back on a frame with every die).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "calibrate",
+        help="print the mat, check the camera and teach it the dice",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--source", default="0",
+                   help="frame source: 'synthetic[:SEED]', a webcam index, 'picamera', a "
+                        "video file or a folder of images (default: 0)")
+    p.add_argument("--out", default="calibration/table",
+                   help="profile directory to write (default: calibration/table)")
+    p.add_argument("--name", default=None, help="profile name (default: the --out folder name)")
+    p.add_argument("--game", default="vault_assault",
+                   help="dice data file companion/data/dice_GAME.toml (default: vault_assault)")
+    p.add_argument("--samples", type=int, default=3,
+                   help="views of each face to average (default: 3)")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="accept every face without asking (non-interactive)")
+    p.add_argument("--dpi", type=float, default=150.0, help="mat print resolution (default: 150)")
+    p.add_argument("--no-mat", action="store_true", help="do not write the printable mat")
+    p.add_argument("--print-mat-only", action="store_true",
+                   help="write the printable mat and stop")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from companion.vision.calibrate import (
+        CalibrationError,
+        LiveTable,
+        SyntheticTable,
+        calibrate,
+        print_mat,
+    )
+    from companion.vision.dice_data import DiceDataError, data_path, load_dice_data
+    from companion.vision.profile import ProfileError, save_profile
+
+    out = Path(args.out)
+    name = args.name or out.name
+    if args.samples < 1:
+        print("companion calibrate: --samples must be at least 1", file=sys.stderr)
+        return 2
+    if not args.no_mat or args.print_mat_only:
+        try:
+            paths = print_mat(out, dpi=args.dpi)
+        except (OSError, CalibrationError) as exc:
+            print(f"companion calibrate: cannot write the mat: {exc}", file=sys.stderr)
+            return 1
+        print("mat: " + ", ".join(str(p) for p in paths)
+              + " (print at 100% on A3, landscape)")
+        if args.print_mat_only:
+            return 0
+    try:
+        data = load_dice_data(data_path(args.game))
+    except DiceDataError as exc:
+        print(f"companion calibrate: {exc}", file=sys.stderr)
+        return 1
+
+    source = None
+    if args.source.startswith("synthetic"):
+        _, _, seed = args.source.partition(":")
+        try:
+            table: Any = SyntheticTable(int(seed) if seed else 0, data)
+        except ValueError:
+            print(f"companion calibrate: {args.source}: the seed after 'synthetic:' must be "
+                  "an integer", file=sys.stderr)
+            return 2
+    else:
+        from companion.vision.frames import open_source
+
+        try:
+            source = open_source(args.source)
+            source.open()
+        except Exception as exc:  # any failure to open is reported the same way
+            print(f"companion calibrate: cannot open {args.source}: {exc}", file=sys.stderr)
+            return 1
+        table = LiveTable(source)
+
+    def confirm(question: str) -> bool:
+        if args.yes:
+            return True
+        answer = input(f"{question} [Y/n] ").strip().lower()
+        return answer in ("", "y", "yes")
+
+    try:
+        result = calibrate(table, data, name, samples=args.samples, confirm=confirm,
+                           game=args.game)
+        toml_path = save_profile(result.profile, out)
+    except (CalibrationError, ProfileError, OSError) as exc:
+        print(f"companion calibrate: {exc}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, EOFError):
+        print("\ncompanion calibrate: stopped; nothing written", file=sys.stderr)
+        return 130
+    finally:
+        if source is not None:
+            close = getattr(source, "close", None)
+            if close:
+                close()
+
+    import cv2
+
+    preview_path = out / "preview.jpg"  # JPEG: a noisy camera frame is ~0.7 MB as PNG
+    cv2.imwrite(str(preview_path), result.preview, [cv2.IMWRITE_JPEG_QUALITY, 85])
+    print(f"profile: {toml_path} ({len(result.profile.templates)} faces)")
+    print(f"preview: {preview_path}")
+    return 0

@@ -1,0 +1,210 @@
+"""`companion check`: a hardware self-test for the person building the box.
+
+It reports the pin factory and whether its edge timestamps are the kernel's, lights
+each display row and each lamp in turn, then asks for each seat's button and shows the
+bounce it measured (every edge for 100 ms after the first), warning when the bounce is
+longer than the configured lockout. `--simulate` runs it unattended on mock pins with
+generated bouncing presses (what the tests and a laptop use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import threading
+import time
+from typing import Any
+
+from companion.config import ConfigError, load_config
+from companion.display.frame import Frame
+from companion.hardware.pins import KERNEL_EDGE_STAMPS, make_pin_factory, ticks_to_ns
+
+EX_CONFIG = 78
+BOUNCE_WINDOW_S = 0.1
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("check", help="hardware self-test: display, lamps, buttons")
+    p.add_argument("--config", metavar="TOML", help="configuration file (default: simulated)")
+    p.add_argument(
+        "--simulate", action="store_true", help="mock pins and generated presses (runs unattended)"
+    )
+    p.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for each press")
+    p.add_argument("--step", type=float, default=0.3, help="seconds each row/lamp stays lit")
+    p.set_defaults(func=run)
+
+
+def factory_report(name: str, factory: Any) -> str:
+    if factory is None:  # "auto": whatever gpiozero picks
+        from gpiozero import Device
+
+        factory = Device._default_pin_factory()  # noqa: SLF001 - gpiozero's own chooser
+        Device.pin_factory = factory
+    cls = type(factory).__name__
+    resolved = {
+        "LGPIOFactory": "lgpio",
+        "RPiGPIOFactory": "rpigpio",
+        "NativeFactory": "native",
+        "MockFactory": "mock",
+    }.get(cls, name)
+    kernel = KERNEL_EDGE_STAMPS.get(resolved, False)
+    how = (
+        "edges carry the kernel's CLOCK_MONOTONIC timestamp (true edge times)"
+        if kernel
+        else "edges are stamped when the callback runs (not the edge itself)"
+    )
+    return f"pin factory: {cls} ({resolved}): {how}"
+
+
+class EdgeRecorder:
+    """Every edge on one pin, with its timestamp, through gpiozero's pin callback."""
+
+    def __init__(self, device: Any) -> None:
+        self.edges: list[tuple[int, bool]] = []
+        self.first = threading.Event()
+        self._cb = self._changed  # strong reference: gpiozero holds it weakly
+        device.pin.edges = "both"
+        device.pin.when_changed = self._cb
+
+    def _changed(self, ticks: float, state: int) -> None:
+        self.edges.append((ticks_to_ns(ticks), bool(state)))
+        if not state:
+            self.first.set()
+
+    def bounce(self) -> tuple[int, float]:
+        """(edges after the first falling edge until the line settles, their span in ms).
+        The bounce is over at the first quiet 20 ms; the release is not counted."""
+        falls = [i for i, (_, high) in enumerate(self.edges) if not high]
+        if not falls:
+            return 0, 0.0
+        t0 = last = self.edges[falls[0]][0]
+        count = 0
+        for t, _ in self.edges[falls[0] + 1 :]:
+            if t - last > 20_000_000 or t - t0 > BOUNCE_WINDOW_S * 1e9:
+                break
+            last = t
+            count += 1
+        return count, (last - t0) / 1e6
+
+
+def simulate_press(pin: Any, rng: random.Random) -> None:
+    """A bouncing press and release on a mock pin, stamped like real edges."""
+    t = time.monotonic_ns()
+    pin.drive_low(ts_ns=t)
+    for _ in range(rng.randint(0, 8)):
+        t += rng.randint(100_000, 1_500_000)
+        pin.drive_high(ts_ns=t)
+        t += rng.randint(50_000, 800_000)
+        pin.drive_low(ts_ns=t)
+    pin.drive_high(ts_ns=t + 150_000_000)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config) if args.config else None
+    except ConfigError as exc:
+        print(f"companion: {exc}", file=sys.stderr)
+        return EX_CONFIG
+    from companion.config import Config
+
+    config = config or Config()
+    name = "mock" if args.simulate else config.gpio.pin_factory
+    step = 0.0 if args.simulate else args.step
+    out = sys.stdout
+    try:
+        factory = make_pin_factory(name)
+        print(factory_report(name, factory), file=out)
+    except Exception as exc:
+        print(f"companion check: cannot open pin factory {name!r}: {exc}", file=sys.stderr)
+        return 1
+    if args.simulate and factory is not None:
+        from companion.hardware.pins import StampedMockPin
+
+        factory.pin_class = StampedMockPin
+
+    # The display: each row, then each 8x8 module.
+    show = _display(config, args.simulate)
+    for y in range(8):
+        show(Frame.from_pixels([(x, y) for x in range(32)]))
+        time.sleep(step)
+    for m in range(4):
+        show(Frame.from_pixels([(x, y) for x in range(8 * m, 8 * m + 8) for y in range(8)]))
+        time.sleep(step)
+    show(Frame.blank())
+    print("display: rows 0-7 and modules 1-4 lit in turn", file=out)
+
+    from companion.hardware.lamps import lamps_from_config
+
+    lamps, bar = lamps_from_config(config.lamps, factory)
+    if lamps is not None:
+        for seat in range(len(config.lamps.pins)):
+            lamps.set_live({seat})
+            time.sleep(step)
+        lamps.off()
+        print(f"lamps: {len(config.lamps.pins)} button lamps lit in turn", file=out)
+    if bar is not None:
+        for n in range(len(config.lamps.progress_pins) + 1):
+            bar.show(n)
+            time.sleep(step)
+        bar.show(0)
+        print("stage bar: 0-4 shown in turn", file=out)
+
+    from gpiozero import InputDevice
+
+    lockout_ms = config.timing.lockout_ns / 1e6
+    rng = random.Random(7)
+    missing = []
+    for seat, pin_no in enumerate(config.buttons.pins):
+        dev = InputDevice(pin_no, pull_up=True, pin_factory=factory)
+        try:
+            rec = EdgeRecorder(dev)
+            print(f"seat {seat} (GPIO{pin_no}): press the button...", file=out, flush=True)
+            if args.simulate:
+                simulate_press(dev.pin, rng)
+            if not rec.first.wait(args.timeout):
+                print(
+                    f"seat {seat} (GPIO{pin_no}): no press within {args.timeout:g} s: check "
+                    "the wiring (button between the pin and GND)",
+                    file=out,
+                )
+                missing.append(seat)
+                continue
+            time.sleep(0 if args.simulate else BOUNCE_WINDOW_S)
+            count, span = rec.bounce()
+            verdict = (
+                "covered by the lockout"
+                if span < lockout_ms
+                else f"LONGER than the {lockout_ms:g} ms lockout: raise timing.lockout_ms"
+            )
+            print(
+                f"seat {seat} (GPIO{pin_no}): pressed; bounce {count} edges over "
+                f"{span:.2f} ms, {verdict}",
+                file=out,
+            )
+        finally:
+            dev.close()
+    for dev in (lamps, bar):
+        if dev is not None:
+            dev.close()
+    if missing:
+        print(f"check: no press from seat(s) {', '.join(map(str, missing))}", file=out)
+        return 1
+    print("check: all seats answered", file=out)
+    return 0
+
+
+def _display(config: Any, simulate: bool):
+    if config.display.type == "max7219" and not simulate:
+        from companion.display.led_matrix import LedMatrixDisplay
+
+        led = LedMatrixDisplay.from_config(config.display)
+        return lambda frame: led.show(frame, force=True)
+    if config.display.type == "none":
+        return lambda frame: None
+
+    def terminal(frame: Frame) -> None:
+        if not simulate:
+            print("\n".join(frame.to_lines("#", ".")) + "\n", flush=True)
+
+    return terminal

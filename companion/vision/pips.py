@@ -1,0 +1,557 @@
+"""Reading ordinary pip dice: find every die in a BGR frame and count its top face.
+
+No calibration and no scale hint: the reader works from the pips themselves.
+
+1. Pip candidates. Blobs that are darker than their neighbourhood (black pips on a white
+   die) and blobs that are lighter (cream pips on a red die) come from two adaptive
+   thresholds of the grey image. A blob is kept when it is compact and every point of a
+   ring just outside it contrasts with it (wood grain and edges fail that).
+2. Top-face pips. Pips on the side faces are seen edge-on and look like slits; the top
+   face is the one facing the camera, so its pips are the roundest. Only round blobs are
+   grouped into faces; the slits are ignored.
+3. Faces. Round pips of the same polarity, size and surrounding colour link up when they
+   are closer than a face's diagonal (measured in pip diameters). Each linked group must
+   fit a die face's layout (1..6 pips on the 3x3 grid, seen through an affine view that is
+   nearly square); groups that do not fit (touching dice) are split into the best-fitting
+   faces. A lone pip is a "1" only if it sits on a plain patch of die face.
+4. Confidence. From the layout fit and the pips' contrast and roundness; a face below
+   ``min_confidence`` is reported as "unknown".
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from companion.vision.types import UNKNOWN, DieReading
+
+DEFAULT_MIN_CONFIDENCE = 0.5
+
+# Blob finding.
+_BLOCK = 51  # adaptive-threshold window (px): larger than the largest pip expected
+_C = 25  # grey levels a pip must differ from its neighbourhood's mean
+_MIN_AREA = 20  # px: pips of 40 px dice are ~ 45 px in area
+_MAX_AREA = 3000  # px: pips of 200 px dice are ~ 1100 px in area
+_MIN_BOUNDARY = 12  # boundary pixels of the smallest pip
+_MAX_BOUNDARY = 400
+_RING = 12  # samples on the ring around each blob
+_MIN_RING_CONTRAST = 25  # ring samples must be this much brighter (darker) than the blob
+_RING_SKIP = 1  # ... all but this many (a neighbouring pip, the die's edge)
+# Top-face pips.
+_MAX_ROUND_RATIO = 2.3  # major / minor axis; flatter blobs are pips seen edge-on
+# Pips of one face look alike: axis ratios within a factor _SHAPE_DIFF, and when both are
+# elongated (ratio > _SHAPE_RATIO) their major axes within _SHAPE_TURN radians.
+_SHAPE_DIFF = 1.5
+_SHAPE_RATIO = 1.3
+_SHAPE_TURN = 0.5
+# Grouping (all distances in pip diameters).
+_LINK = 3.9  # a face's diagonal is ~3 pip diameters
+_FACE_SPAN = 5.0  # no two pips of one face are further apart (a 6's diagonal: ~4)
+_MAX_SIZE_RATIO = 1.7
+_MAX_COLOUR_DIFF = 70.0  # BGR distance between the face colours around two pips
+# Layout: grid step (distance from the centre pip to an edge pip) in pip diameters.
+_GRID_MIN, _GRID_MAX = 0.75, 1.6
+_MAX_SKEW = 1.9  # ratio of the affine view's singular values
+_MAX_FIT_ERR = 0.22  # rms residual, in grid steps
+# One die, several faces seen: faces whose centres are closer than this many half-widths
+# are on one die; a face whose pips are flatter by _FLATTER (or smaller) is a side face.
+_SAME_DIE = 2.4
+# A die stands out from the table: the share of a ring around the face (3.5-5.5 pip
+# diameters out) that is not the face's colour, for faces of 2+ pips and for a lone pip.
+_EDGE_MIN = 0.55
+_EDGE_MIN_LONE = 0.7
+_EDGE_MIN_PAIR = 0.65
+_MAX_RATIO_PAIR = 1.8
+# The layout points of a face that hold no pip show the plain face: below _PLAIN_MIN of
+# them it is no die face; any missing lowers the confidence (a pip was probably missed).
+_PLAIN_MIN = 0.6
+_FLATTER = 0.12
+_SMALLER = 1.15
+
+_ANGLES = np.linspace(0.0, 2.0 * np.pi, _RING, endpoint=False)
+_COS, _SIN = np.cos(_ANGLES), np.sin(_ANGLES)
+
+# Face layouts on the 3x3 grid (units of the grid step).
+_LAYOUTS: dict[int, np.ndarray] = {
+    4: np.array([(-1, -1), (1, -1), (-1, 1), (1, 1)], float),
+    5: np.array([(-1, -1), (1, -1), (-1, 1), (1, 1), (0, 0)], float),
+    6: np.array([(-1, -1), (-1, 0), (-1, 1), (1, -1), (1, 0), (1, 1)], float),
+}
+_PERMS = {n: np.array(list(itertools.permutations(range(n)))) for n in _LAYOUTS}
+# Layout points where a face has no pip: they show the plain face.
+_EMPTY: dict[int, np.ndarray] = {
+    2: np.array([(-1, 1), (1, -1), (0, 0), (0, 1), (0, -1), (1, 0), (-1, 0)], float),
+    3: np.array([(-1, 1), (1, -1), (0, 1), (0, -1), (1, 0), (-1, 0)], float),
+    4: np.array([(0, 0), (0, 1), (0, -1), (1, 0), (-1, 0)], float),
+    5: np.array([(0, 1), (0, -1), (1, 0), (-1, 0)], float),
+    6: np.array([(0, -1), (0, 0), (0, 1)], float),
+}
+_PINV = {
+    n: np.linalg.pinv(np.hstack([t, np.ones((len(t), 1))])) for n, t in _LAYOUTS.items()
+}
+
+
+@dataclass(frozen=True)
+class Pips:
+    """Pip candidates as parallel arrays (one entry per blob)."""
+
+    polarity: np.ndarray  # 0 dark pip, 1 light pip
+    x: np.ndarray
+    y: np.ndarray
+    major: np.ndarray  # ellipse axes (px)
+    minor: np.ndarray
+    angle: np.ndarray  # major axis direction (radians)
+    contrast: np.ndarray  # weakest ring contrast (grey levels)
+    colour: np.ndarray  # (n, 3) mean BGR of the ring: the colour of the face around it
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    @property
+    def diameter(self) -> np.ndarray:
+        return np.sqrt(self.major * self.minor)
+
+    @property
+    def ratio(self) -> np.ndarray:
+        return self.major / np.maximum(self.minor, 1e-6)
+
+
+@dataclass(frozen=True)
+class Face:
+    value: int
+    members: tuple[int, ...]
+    centre: tuple[float, float]
+    half_size: float  # half the die face's width (px)
+    angle: float
+    fit: float  # 0..1 layout quality
+    axes: np.ndarray | None = None  # layout units -> px (see FaceFit)
+
+
+def _empty_pips() -> Pips:
+    z = np.zeros(0)
+    return Pips(z, z, z, z, z, z, z, np.zeros((0, 3)))
+
+
+DBG: list = []
+
+
+def _grey(image: np.ndarray) -> np.ndarray:
+    """The green channel: it separates red from cream and white from black best (the
+    grey mix keeps much of a red die's red, which makes it as bright as wood)."""
+    if image.ndim == 2:
+        return image
+    return cv2.extractChannel(image, 1)
+
+
+def find_pip_candidates(image: np.ndarray) -> Pips:
+    """Every compact blob, darker or lighter than its surroundings, that could be a pip."""
+    colour_img = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    grey = _grey(image)
+    # 1080p webcams are noisier per pixel than the pips are small: smooth a little more
+    ksize = 3 if max(grey.shape) <= 1000 else 5
+    grey = cv2.GaussianBlur(grey, (ksize, ksize), 0)
+    local_mean = cv2.blur(grey, (_BLOCK, _BLOCK), borderType=cv2.BORDER_REPLICATE)
+    height, width = grey.shape
+    parts: list[tuple] = []
+    for polarity in (0, 1):
+        # dark pips: mean - grey >= C; light pips: grey - mean >= C (saturating uint8)
+        if polarity == 0:
+            src, diff = grey, cv2.subtract(local_mean, grey)
+        else:
+            src, diff = 255 - grey, cv2.subtract(grey, local_mean)
+        _, mask = cv2.threshold(diff, _C - 1, 1, cv2.THRESH_BINARY)
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        # boundary length first (free): pips of 20..3000 px have 12..~400 boundary px
+        contours = [c for c in contours if _MIN_BOUNDARY <= len(c) <= _MAX_BOUNDARY]
+        if not contours:
+            continue
+        boxes = np.array([cv2.boundingRect(c) for c in contours], float).reshape(-1, 4)
+        # pixel count by Pick's theorem: polygon area + half the boundary + 1
+        area = np.array([cv2.contourArea(c) for c in contours]) + np.array(
+            [len(c) for c in contours]
+        ) / 2 + 1
+        w, h = boxes[:, 2], boxes[:, 3]
+        keep = np.nonzero(
+            (area >= _MIN_AREA)
+            & (area <= _MAX_AREA)
+            & (area >= 0.35 * w * h)
+            & (np.maximum(w, h) <= 4 * np.minimum(w, h) + 2)
+        )[0]
+        if len(keep) == 0:
+            continue
+        cx = boxes[keep, 0] + (w[keep] - 1) / 2
+        cy = boxes[keep, 1] + (h[keep] - 1) / 2
+        radius = 0.5 * np.maximum(w[keep], h[keep])
+        ring = 1.25 * radius + 1.5
+        xs = np.clip(np.rint(cx[:, None] + ring[:, None] * _COS), 0, width - 1).astype(int)
+        ys = np.clip(np.rint(cy[:, None] + ring[:, None] * _SIN), 0, height - 1).astype(int)
+        centre_val = src[
+            np.clip(np.rint(cy), 0, height - 1).astype(int),
+            np.clip(np.rint(cx), 0, width - 1).astype(int),
+        ].astype(np.int16)
+        ring_diff = src[ys, xs].astype(np.int16) - centre_val[:, None]
+        # the weakest but _RING_SKIP: a neighbouring pip may cover a sample, a line two
+        ring_contrast = np.partition(ring_diff, _RING_SKIP, axis=1)[:, _RING_SKIP]
+        for j in np.nonzero(ring_contrast >= _MIN_RING_CONTRAST)[0]:
+            contour = contours[keep[j]]
+            x, y, bw, bh = (int(v) for v in boxes[keep[j]])
+            blob = np.zeros((bh, bw), np.uint8)
+            cv2.drawContours(blob, [contour], -1, 1, thickness=-1, offset=(-x, -y))
+            m = cv2.moments(blob, binaryImage=True)
+            if m["m00"] <= 0:
+                continue
+            mu20, mu02, mu11 = m["mu20"] / m["m00"], m["mu02"] / m["m00"], m["mu11"] / m["m00"]
+            half_diff = math.sqrt(((mu20 - mu02) / 2) ** 2 + mu11**2)
+            l1 = (mu20 + mu02) / 2 + half_diff
+            l2 = (mu20 + mu02) / 2 - half_diff
+            major = 4 * math.sqrt(max(l1, 1e-6))
+            minor = 4 * math.sqrt(max(l2, 1e-6))
+            theta = 0.5 * math.atan2(2 * mu11, mu20 - mu02)
+            bx = x + m["m10"] / m["m00"]
+            by = y + m["m01"] / m["m00"]
+            ring_bgr = np.median(colour_img[ys[j], xs[j]].astype(float), axis=0)
+            parts.append((polarity, bx, by, major, minor, theta, ring_contrast[j], *ring_bgr))
+    if not parts:
+        return _empty_pips()
+    a = np.array(parts, float)
+    a = a[_not_containers(a)]
+    return Pips(*(a[:, k] for k in range(7)), a[:, 7:10])
+
+
+def _not_containers(a: np.ndarray) -> np.ndarray:
+    """False for blobs with smaller blobs inside them (a whole die face, not a pip)."""
+    xy = a[:, 1:3]
+    diam = np.sqrt(a[:, 3] * a[:, 4])
+    dist = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))
+    inside = (dist < 0.45 * a[:, 3][:, None]) & (diam[None, :] < 0.6 * diam[:, None])
+    return ~inside.any(axis=1)
+
+
+# ---------------------------------------------------------------- layouts
+
+
+@dataclass(frozen=True)
+class FaceFit:
+    """How a set of pips fits a face: ``axes`` maps layout units to pixels (columns)."""
+
+    quality: float  # 0..1
+    grid: float  # px per layout unit
+    angle: float  # degrees, 0..90
+    centre: tuple[float, float]
+    axes: np.ndarray | None  # 2x2, None for a lone pip
+
+
+def _fit_grid(points: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] | None:
+    """Best affine fit of 4, 5 or 6 points to their layout: (sum sq err, 2x2, offset)."""
+    n = len(points)
+    xp = points[_PERMS[n]]  # (P, n, 2)
+    affine = _PINV[n] @ xp  # (P, 3, 2)
+    layout = np.hstack([_LAYOUTS[n], np.ones((n, 1))])
+    err = ((layout @ affine - xp) ** 2).sum(axis=(1, 2))
+    best = int(np.argmin(err))
+    return float(err[best]), affine[best, :2, :].T, affine[best, 2, :]
+
+
+def _diagonal_axes(v: np.ndarray) -> np.ndarray:
+    """Axes of a square face whose layout point (1, 1) is at centre + v."""
+    w = np.array([-v[1], v[0]])  # (1, -1), for a square face seen nearly face-on
+    return np.column_stack([(v + w) / 2, (v - w) / 2])
+
+
+def fit_face(points: np.ndarray, diam: float) -> FaceFit | None:
+    """Do these top-face pips form a die face? ``diam`` is the mean pip diameter."""
+    n = len(points)
+    centre = points.mean(axis=0)
+    if n == 1:
+        return FaceFit(1.0, 1.1 * diam, 0.0, (float(centre[0]), float(centre[1])), None)
+    if n in (2, 3):
+        if n == 2:
+            ends, quality = points, 0.85
+        else:
+            order = np.argsort(np.hypot(*(points - centre).T))
+            mid, ends = points[order[0]], points[order[1:]]
+        span = float(np.hypot(*(ends[1] - ends[0])))
+        grid = span / (2 * math.sqrt(2))
+        if span <= 0 or not _GRID_MIN <= grid / diam <= _GRID_MAX:
+            return None
+        if n == 3:
+            off = float(np.hypot(*(mid - ends.mean(axis=0)))) / grid
+            if off > 0.3:
+                return None
+            quality = max(0.0, 1.0 - off / 0.45)
+        centre = ends.mean(axis=0)
+        vec = ends[1] - centre
+        angle = (math.degrees(math.atan2(vec[1], vec[0])) - 45.0) % 90.0
+        return FaceFit(quality, grid, angle, (float(centre[0]), float(centre[1])),
+                       _diagonal_axes(vec))
+    if n > 6:
+        return None
+    err, axes, offset = _fit_grid(points)
+    sv = np.linalg.svd(axes, compute_uv=False)
+    if sv[1] <= 1e-6:
+        return None
+    grid = math.sqrt(sv[0] * sv[1])
+    rms = math.sqrt(err / n) / grid
+    skew = sv[0] / sv[1]
+    if rms > _MAX_FIT_ERR or skew > _MAX_SKEW or not _GRID_MIN <= grid / diam <= _GRID_MAX:
+        return None
+    quality = max(0.0, 1.0 - rms / (_MAX_FIT_ERR * 1.6)) * max(0.0, 1.0 - (skew - 1) / 3)
+    angle = math.degrees(math.atan2(axes[1, 0], axes[0, 0])) % 90.0
+    return FaceFit(quality, grid, angle, (float(offset[0]), float(offset[1])), axes)
+
+
+# ---------------------------------------------------------------- grouping
+
+
+def _links(p: Pips, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(linked, may_share_a_face) between round pips: alike, and closer than _LINK or
+    _FACE_SPAN pip diameters respectively."""
+    xy = np.column_stack([p.x[idx], p.y[idx]])
+    d = p.diameter[idx]
+    dist = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))
+    mean_d = (d[:, None] + d[None, :]) / 2
+    size_ratio = np.maximum(d[:, None], d[None, :]) / np.minimum(d[:, None], d[None, :])
+    col = p.colour[idx]
+    col_diff = np.linalg.norm(col[:, None, :] - col[None, :, :], axis=2)
+    same_pol = p.polarity[idx][:, None] == p.polarity[idx][None, :]
+    # pips of one face are seen through one projection: alike in shape and direction
+    ratio = p.ratio[idx]
+    ang = p.angle[idx]
+    turn = np.abs(((ang[:, None] - ang[None, :]) + np.pi / 2) % np.pi - np.pi / 2)
+    elongated = np.minimum(ratio[:, None], ratio[None, :]) > _SHAPE_RATIO
+    ratio_of_ratios = np.maximum(ratio[:, None], ratio[None, :]) / np.minimum(
+        ratio[:, None], ratio[None, :]
+    )
+    alike = (ratio_of_ratios <= _SHAPE_DIFF) & (
+        ~elongated | (turn <= _SHAPE_TURN)
+    )
+    compatible = (
+        alike & (size_ratio <= _MAX_SIZE_RATIO) & (col_diff <= _MAX_COLOUR_DIFF) & same_pol
+    )
+    adj = compatible & (dist <= _LINK * mean_d)
+    np.fill_diagonal(adj, False)
+    may_share = compatible & (dist <= _FACE_SPAN * mean_d)
+    np.fill_diagonal(may_share, True)
+    return adj, may_share
+
+
+def _components(adj: np.ndarray) -> list[list[int]]:
+    n = len(adj)
+    seen = np.zeros(n, bool)
+    comps = []
+    for start in range(n):
+        if seen[start]:
+            continue
+        stack, comp = [start], []
+        seen[start] = True
+        while stack:
+            k = stack.pop()
+            comp.append(k)
+            for nb in np.nonzero(adj[k] & ~seen)[0]:
+                seen[nb] = True
+                stack.append(int(nb))
+        comps.append(sorted(comp))
+    return comps
+
+
+def _make_face(p: Pips, members: list[int], fit: FaceFit) -> Face:
+    return Face(
+        len(members), tuple(members), fit.centre, 2.3 * fit.grid, fit.angle, fit.quality,
+        fit.axes,
+    )
+
+
+def _try(p: Pips, members: list[int]) -> Face | None:
+    pts = np.column_stack([p.x[members], p.y[members]])
+    fit = fit_face(pts, float(p.diameter[members].mean()))
+    return None if fit is None else _make_face(p, members, fit)
+
+
+def _split(
+    p: Pips, comp: list[int], may_share: np.ndarray, pos: dict[int, int]
+) -> list[Face]:
+    """Greedy: take the largest, best-fitting face out of the group, repeat."""
+    faces: list[Face] = []
+    left = list(comp)
+    while left:
+        best: Face | None = None
+        for k in range(min(6, len(left)), 1, -1):
+            for subset in itertools.combinations(left, k):
+                sub_pos = [pos[i] for i in subset]
+                if not may_share[np.ix_(sub_pos, sub_pos)].all():
+                    continue
+                face = _try(p, list(subset))
+                if face is not None and (best is None or face.fit > best.fit):
+                    best = face
+            if best is not None:
+                break
+        if best is None:
+            # what is left are lone pips: each may be a "1" (checked later)
+            faces.extend(Face(1, (i,), (float(p.x[i]), float(p.y[i])), 0.0, 0.0, 0.5)
+                         for i in left)
+            break
+        faces.append(best)
+        left = [i for i in left if i not in best.members]
+    return faces
+
+
+def _share_like(
+    smooth: np.ndarray, centre: tuple[float, float], colour: np.ndarray, r: float, tol: float
+) -> float:
+    """Share of a ring of radius r (full-size px) whose colour is within tol of colour.
+    ``smooth`` is the frame at half size (pyrDown): averaging beats sensor noise."""
+    h, w = smooth.shape[:2]
+    xs = np.clip(np.rint((centre[0] + r * _COS) / 2), 0, w - 1).astype(int)
+    ys = np.clip(np.rint((centre[1] + r * _SIN) / 2), 0, h - 1).astype(int)
+    diff = np.linalg.norm(smooth[ys, xs].astype(float) - colour, axis=1)
+    return float((diff <= tol).mean())
+
+
+def _plain_around(smooth: np.ndarray, p: Pips, i: int) -> float:
+    """For a lone pip: the share of rings just outside it that match the face colour
+    around it (a die face is plain there; wood grain or a cable is not)."""
+    centre, d = (float(p.x[i]), float(p.y[i])), float(p.diameter[i])
+    return min(_share_like(smooth, centre, p.colour[i], r * d, 40.0) for r in (1.1, 1.5))
+
+
+def _plain_between(smooth: np.ndarray, p: Pips, face: Face) -> float:
+    """The share of the face's empty layout points that show the face's colour."""
+    if face.axes is None or face.value not in _EMPTY:
+        return 1.0
+    members = list(face.members)
+    colour = np.median(p.colour[members], axis=0)
+    pts = np.asarray(face.centre) + _EMPTY[face.value] @ face.axes.T
+    h, w = smooth.shape[:2]
+    xs = np.clip(np.rint(pts[:, 0] / 2), 0, w - 1).astype(int)
+    ys = np.clip(np.rint(pts[:, 1] / 2), 0, h - 1).astype(int)
+    diff = np.linalg.norm(smooth[ys, xs].astype(float) - colour, axis=1)
+    return float((diff <= 40.0).mean())
+
+
+def _stands_out(smooth: np.ndarray, p: Pips, face: Face) -> float:
+    """The share of rings at 3.5-5.5 pip diameters from the face's centre, off the die,
+    whose colour differs from the face's: a die stands out from the table, a pair of
+    dark spots on the wood does not."""
+    members = list(face.members)
+    colour = np.median(p.colour[members], axis=0)
+    d = float(p.diameter[members].mean())
+    return 1.0 - float(
+        np.mean([_share_like(smooth, face.centre, colour, r * d, 30.0) for r in (3.5, 4.5, 5.5)])
+    )
+
+
+def read_pip_dice(
+    image: np.ndarray, *, min_confidence: float = DEFAULT_MIN_CONFIDENCE
+) -> list[DieReading]:
+    """Every pip die in a BGR uint8 image, with its top face ("1".."6" or "unknown")."""
+    if image is None or image.size == 0:
+        return []
+    if image.dtype != np.uint8:
+        raise ValueError(f"expected a uint8 image, got {image.dtype}")
+    if image.ndim == 3 and image.shape[2] == 4:
+        image = cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+    pips = find_pip_candidates(image)
+    if len(pips) == 0:
+        return []
+    round_idx = np.nonzero(pips.ratio <= _MAX_ROUND_RATIO)[0]
+    if len(round_idx) == 0:
+        return []
+    adj, may_share = _links(pips, round_idx)
+    pos = {int(g): k for k, g in enumerate(round_idx)}
+    faces: list[Face] = []
+    for comp in _components(adj):
+        members = [int(round_idx[k]) for k in comp]
+        whole = _try(pips, members) if len(members) > 1 else None
+        if whole is not None:
+            faces.append(whole)
+        elif len(members) == 1:
+            faces.append(Face(1, tuple(members), (float(pips.x[members[0]]),
+                                                  float(pips.y[members[0]])), 0.0, 0.0, 1.0))
+        else:
+            faces.extend(_split(pips, members, may_share, pos))
+
+    height, width = image.shape[:2]
+    colour_img = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    smooth = cv2.pyrDown(colour_img)
+    kept: list[tuple[Face, float, float]] = []  # (face, confidence, half size)
+    for face in faces:
+        members = list(face.members)
+        contrast = float(pips.contrast[members].min())
+        roundness = float(np.median(pips.ratio[members]))
+        conf = face.fit
+        conf *= min(1.0, contrast / 60.0) ** 0.5
+        conf *= max(0.0, 1.0 - max(0.0, roundness - 1.6) / 1.0)
+        half = face.half_size
+        edge = _stands_out(smooth, pips, face)
+        plain_face = _plain_between(smooth, pips, face)
+        DBG.append((face.value, edge, conf, *face.centre, plain_face, face.fit, contrast, roundness, members))
+        if plain_face < _PLAIN_MIN:
+            continue
+        conf *= plain_face**3
+        if face.value > 1 and edge < _EDGE_MIN:
+            continue
+        if face.value == 2 and (edge < _EDGE_MIN_PAIR or roundness > _MAX_RATIO_PAIR):
+            continue  # two blobs are the weakest layout: ask more of them
+        if face.value == 1:
+            i = members[0]
+            plain = _plain_around(smooth, pips, i)
+            if plain < 0.75 or roundness > 1.6 or contrast < 40:
+                continue
+            if edge < _EDGE_MIN_LONE:
+                continue
+            conf *= plain
+            half = 2.4 * float(pips.diameter[i])
+        kept.append((face, conf, half))
+    kept = _top_faces_only(pips, kept)
+
+    readings = []
+    for face, conf, half in kept:
+        cx, cy = face.centre
+        box = (
+            max(0, int(round(cx - half))),
+            max(0, int(round(cy - half))),
+            min(width - 1, int(round(cx + half))),
+            min(height - 1, int(round(cy + half))),
+        )
+        label = str(face.value) if conf >= min_confidence else UNKNOWN
+        readings.append(
+            DieReading(
+                dice_set="pip",
+                face=label,
+                confidence=round(conf, 4),
+                box=box,
+                centre=(cx, cy),
+                angle=face.angle,
+            )
+        )
+    return readings
+
+
+def _top_faces_only(
+    pips: Pips, faces: list[tuple[Face, float, float]]
+) -> list[tuple[Face, float, float]]:
+    """Two faces closer than a die's width belong to one die: keep the one facing the
+    camera, whose pips are the roundest (then the largest)."""
+    n = len(faces)
+    if n < 2:
+        return faces
+    centre = np.array([f.centre for f, _, _ in faces])
+    half = np.array([h for _, _, h in faces])
+    flat = np.array([float(pips.ratio[list(f.members)].mean()) for f, _, _ in faces])
+    size = np.array([float(pips.diameter[list(f.members)].mean()) for f, _, _ in faces])
+    dist = np.hypot(*(centre[:, None, :] - centre[None, :, :]).transpose(2, 0, 1))
+    same_die = dist < _SAME_DIE * np.maximum(half[:, None], half[None, :])
+    drop = np.zeros(n, bool)
+    for a in range(n):
+        for b in range(n):
+            if a == b or not same_die[a, b]:
+                continue
+            if flat[b] > flat[a] + _FLATTER or (
+                flat[b] > flat[a] - _FLATTER and size[b] < size[a] / _SMALLER
+            ):
+                drop[b] = True
+    return [f for f, d in zip(faces, drop, strict=True) if not d]
