@@ -186,6 +186,16 @@ class Appliance:
 
             self.pico = PicoLink.from_config(cfg, self.buzzers.on_press)
             self.pico.start()
+        if cfg.camera.source != "none":
+            from companion.camera import CameraInput
+
+            self.camera = CameraInput(
+                self.referee, cfg.camera.source, profile_dir=cfg.camera.profile
+            )
+            try:
+                self.camera.start(loop)
+            except Exception as exc:  # a camera that will not open: say so, referee on
+                self.camera.on_gone(exc)
         self._update_lamps(None, None)
         self.referee.refresh()
         state = self.referee.state

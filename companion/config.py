@@ -31,7 +31,7 @@ PIN_FACTORIES = ("mock", "lgpio", "rpigpio", "native", "auto")
 DISPLAY_TYPES = ("max7219", "terminal", "none")
 
 BLOCK_ORIENTATIONS = (0, 90, -90, 180)
-CAMERA_SOURCES = ("none", "picamera2")
+CAMERA_SOURCES = ("none", "picamera2", "picamera", "synthetic")
 # BCM numbers of the 40-pin header's GPIOs. 0 and 1 are the HAT ID EEPROM bus.
 BCM_PINS = range(2, 28)
 # SPI0 uses these BCM pins (CE1, CE0, MISO, MOSI, SCLK); SPI1 uses 16-21.
@@ -124,8 +124,11 @@ class LogConfig:
 
 @dataclass(frozen=True)
 class CameraConfig:
-    # "none", "picamera2", a V4L2 device index (int), or a path/URL OpenCV can open.
+    # "none", "picamera2", a V4L2 device index (int), "synthetic[:SEED]", or a path/URL
+    # OpenCV can open.
     source: str | int = "none"
+    # A calibration profile directory for the symbol dice ("" : pip dice only).
+    profile: str = ""
 
 
 @dataclass(frozen=True)
@@ -261,7 +264,7 @@ def _camera_source(base: Path | None) -> Callable[[Any], str | int]:
                 raise ValueError
             return v
         v = _nonempty_str(v)
-        if v in CAMERA_SOURCES or "://" in v or base is None:
+        if v in CAMERA_SOURCES or v.startswith("synthetic:") or "://" in v or base is None:
             return v
         path = Path(v).expanduser()
         return str(path if path.is_absolute() else base / path)
@@ -415,7 +418,13 @@ def config_from_dict(
             "none",
             _camera_source(base_dir),
             '"none", "picamera2", a camera index (0, 1, ...) or a file path/URL',
-        )
+        ),
+        profile=c.get(
+            "profile",
+            "",
+            lambda v: "" if v == "" else str(_path(v, base)),
+            'a calibration profile directory (e.g. "calibration/synthetic") or ""',
+        ),
     )
     c.done()
 

@@ -94,6 +94,9 @@ class Referee:
         self.messages: deque[str] = deque(maxlen=8)
         self.recent_events: deque[str] = deque(maxlen=12)
         self.rejections = 0
+        # Pieces of each stage mosaic the camera sees in place (stage -> positions 0-3,
+        # top-left, top-right, bottom-left, bottom-right), for the display; None: no camera.
+        self.mosaic: dict[int, frozenset[int]] | None = None
         self.listeners: list[Callable[[dict[str, Any], Result], None]] = []
 
     def submit(self, event: dict[str, Any]) -> Result:
@@ -153,7 +156,7 @@ class Referee:
         self.refresh()
 
     def view(self) -> View:
-        frame = render(self.state, self.flash, self.tick)
+        frame = render(self.state, self.flash, self.tick, self.mosaic)
         return View(frame, self.state, self.flash, tuple(self.messages), tuple(self.recent_events))
 
     def refresh(self) -> None:

@@ -52,6 +52,8 @@ FLASH_WORDS = {
     "alarm": "ALARM!",
     "stage": "STAGE",
     "photo_finish": "PHOTO!",
+    "stuck": "STUCK!",
+    "camera_gone": "NO CAMERA",
 }
 
 PHASE_WORDS = {

@@ -1,0 +1,88 @@
+"""The camera beside the buttons.
+
+A VisionWorker reads frames off the event loop and hands settled readings back with
+call_soon_threadsafe. Each reading is interpreted (companion.vision.interpret): the
+pieces of each stage mosaic in place go to the display, and what the camera sees
+that the table has not said yet (a mosaic assembled, a robber set showing five
+Escapes) is announced as advice. The referee never takes a verdict from the camera:
+the buttons and the table's events decide. If the camera goes, the companion says so
+and carries on from the buttons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from companion.loop import Referee
+from companion.vision.types import FrameReading
+
+ALIASES = {"picamera2": "picamera"}
+
+
+class CameraInput:
+    def __init__(self, referee: Referee, source: Any, *, profile_dir: str = "") -> None:
+        self.referee = referee
+        self.source_spec = ALIASES.get(source, source) if isinstance(source, str) else source
+        self.profile_dir = profile_dir
+        self.worker: Any = None
+        self.gone = False
+        self.readings = 0
+        self._complete: set[int] = set()
+        self._escaped: set[str] = set()
+        self._dice: Any = None
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        from companion.vision.frames import open_source
+        from companion.vision.pipeline import Pipeline
+        from companion.vision.worker import VisionWorker
+
+        profile = None
+        if self.profile_dir:
+            from companion.vision.profile import load_profile
+
+            profile = load_profile(self.profile_dir)
+            self._dice = getattr(profile, "dice", None)
+        source = open_source(self.source_spec)
+        self.worker = VisionWorker(
+            source,
+            loop,
+            self.on_reading,
+            on_camera_gone=self.on_gone,
+            on_frame_error=self.on_frame_error,
+            pipeline=Pipeline(profile=profile),
+            max_fps=15,
+        )
+        self.worker.start()
+
+    def stop(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+
+    # ---- on the loop's thread
+    def on_reading(self, reading: FrameReading) -> None:
+        from companion.vision.interpret import interpret
+
+        self.readings += 1
+        table = interpret(reading, self._dice) if self._dice else interpret(reading)
+        self.referee.mosaic = {
+            s.stage: frozenset(p - 1 for p in s.placed if 1 <= p <= 4) for s in table.stages
+        }
+        for s in table.stages:
+            if s.complete and s.stage not in self._complete:
+                self.referee.messages.append(f"Camera: stage {s.stage} mosaic assembled")
+        self._complete = {s.stage for s in table.stages if s.complete}
+        for name, rs in table.robbers.items():
+            if rs.escaped and name not in self._escaped:
+                self.referee.messages.append(f"Camera: the {name} dice show five Escapes")
+        self._escaped = {n for n, rs in table.robbers.items() if rs.escaped}
+        self.referee.refresh()
+
+    def on_gone(self, exc: Exception) -> None:
+        self.gone = True
+        self.referee.mosaic = None
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        self.referee.notice(f"Camera gone ({text}): refereeing from the buttons", "camera_gone")
+
+    def on_frame_error(self, message: str) -> None:
+        self.referee.messages.append(f"Camera: {message}")
