@@ -208,10 +208,10 @@ class VerdictDisplay:
         self.shown = asyncio.Event()
 
     def show(self, view) -> None:
-        if self.shown and not self.shown.is_set() and view.state.seats:
-            if view.state.seats[1].escaped == self.target:
-                self.t_shown = time.perf_counter_ns()
-                self.shown.set()
+        ready = self.shown is not None and not self.shown.is_set()
+        if ready and view.state.seats and view.state.seats[1].escaped == self.target:
+            self.t_shown = time.perf_counter_ns()
+            self.shown.set()
 
 
 class EdgeThread(threading.Thread):
@@ -296,7 +296,8 @@ def fmt(values: list[float]) -> str:
     def u(x: float) -> str:
         return f"{x / 1000:.2f} ms" if x >= 1000 else f"{x:.0f} us"
 
-    return f"p50 {u(statistics.median(values)):>9}  p99 {u(pct(values, 99)):>9}  max {u(max(values)):>9}"
+    p50, p99, top = statistics.median(values), pct(values, 99), max(values)
+    return f"p50 {u(p50):>9}  p99 {u(p99):>9}  max {u(top):>9}"
 
 
 def run_latency(label: str, presses: int, config: ArbiterConfig, use_log: bool) -> None:

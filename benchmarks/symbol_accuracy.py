@@ -8,7 +8,8 @@ apart, the wrong wild), or a robber set on five Escapes or four. Prints:
 - unknown share and confidently-wrong faces (a wrong face is worse than unknown);
 - false "mosaic complete" and false "five Escapes" verdicts (the reading says so, the
   ground truth does not), and the true ones found / missed;
-- the symbol reader's median and p95 ms per frame (one thread).
+- the symbol reader's median and p95 ms per frame, one thread: CPU time (what a core
+  costs, steady on a busy machine) and wall time.
 
     .venv/bin/python benchmarks/symbol_accuracy.py                  # 2000 camera frames
     .venv/bin/python benchmarks/symbol_accuracy.py --frames 200 --view
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                 "escape_true": 0, "escape_found": 0, "escape_false": 0}
     no_mat = 0
     ms: list[float] = []
+    cpu_ms: list[float] = []
     scen_count: dict[str, int] = {}
     t_start = time.perf_counter()
     for k in range(args.frames):
@@ -109,15 +111,16 @@ def main(argv: list[str] | None = None) -> int:
                 no_mat += 1
                 continue
             view = mat.warp(frame)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         readings = read_symbol_dice(view, profile)
         ms.append((time.perf_counter() - t0) * 1000)
+        cpu_ms.append((time.thread_time() - c0) * 1000)
         for key, v in score_frame(readings, truth).items():
             totals[key] += v
         w, h = DEFAULT_MAT.view_size
         seen = interpret(FrameReading(w, h, tuple(readings), mat_found=True), profile.dice)
         real = interpret(truth_reading(truth), profile.dice)
-        for s_seen, s_real in zip(seen.stages, real.stages):
+        for s_seen, s_real in zip(seen.stages, real.stages, strict=True):
             verdicts["mosaic_true"] += s_real.complete
             verdicts["mosaic_found"] += s_real.complete and s_seen.complete
             verdicts["mosaic_false"] += s_seen.complete and not s_real.complete
@@ -142,9 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"false 'five Escapes' verdicts: {verdicts['escape_false']}  "
           f"(true five-Escapes found {verdicts['escape_found']} of {verdicts['escape_true']})")
     if ms:
-        print(f"symbol reader ms per {DEFAULT_MAT.view_size[0]}x{DEFAULT_MAT.view_size[1]} view "
-              f"with 16 dice (1 thread): median {np.median(ms):.2f}, "
-              f"p95 {np.percentile(ms, 95):.2f}")
+        vw, vh = DEFAULT_MAT.view_size
+        print(f"symbol reader per {vw}x{vh} view with 16 dice, one thread: "
+              f"CPU ms median {np.median(cpu_ms):.2f}, p95 {np.percentile(cpu_ms, 95):.2f}; "
+              f"wall ms median {np.median(ms):.2f}, p95 {np.percentile(ms, 95):.2f} "
+              f"(load average now {os.getloadavg()[0]:.1f})")
     print(f"wall time {elapsed:.1f} s")
     return 0
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from companion.buzzers import BuzzerInput
+from companion.buzzers import BuzzerInput, prepare_interpreter
 from companion.config import Config
 from companion.display.frame import Frame
 from companion.events import EventFormatError, decode, is_comment
@@ -147,9 +147,11 @@ class Appliance:
         await self.table.start()
         loop = asyncio.get_running_loop()
         t = cfg.timing
-        self.buzzers = BuzzerInput(
-            self.table, ArbiterConfig(settle_ns=t.settle_ns, tie_ns=t.tie_ns, tie_rule=t.tie_rule)
-        )
+        arbiter = ArbiterConfig(settle_ns=t.settle_ns, tie_ns=t.tie_ns, tie_rule=t.tie_rule)
+        warning = prepare_interpreter(arbiter)
+        if warning:
+            self._say(f"companion: warning: {warning}")
+        self.buzzers = BuzzerInput(self.table, arbiter)
         factory = make_pin_factory(cfg.gpio.pin_factory)
         self.factory = factory
         self.buttons = SeatButtons(

@@ -15,6 +15,7 @@ the referee, which rejects them as false starts.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,22 @@ from typing import Any
 from companion.hardware.arbitration import ArbiterConfig, Press, Verdict, Window, close, offer
 from companion.loop import TableLoop
 from companion.rules.state import ASSAULT
+
+
+SWITCH_INTERVAL_S = 0.001
+
+
+def prepare_interpreter(config: ArbiterConfig) -> str | None:
+    """Shorten the GIL switch interval (5 ms by default, as long as the settle window)
+    so gpiozero's callback thread hands an edge over promptly while the loop's thread
+    is busy. Returns a one-line warning if the settle window is still too short."""
+    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+    if config.settle_ns < 2 * sys.getswitchinterval() * 1e9:
+        return (
+            f"timing.settle_ms {config.settle_ns / 1e6:g} is under twice the interpreter's "
+            f"switch interval ({sys.getswitchinterval() * 1e3:g} ms): close presses may split"
+        )
+    return None
 
 
 class BuzzerInput:
@@ -65,17 +82,19 @@ class BuzzerInput:
         result = offer(self.window, Press(seat, ts_ns, arrival_ns), cop, self.config)
         if result.closed:
             self._emit(result.closed)
-        opened = not self.window.open and result.window.open
+        new_window = result.window.open and result.window.closes_at != self.window.closes_at
         self.window = result.window
-        if opened and not self.virtual:
+        if new_window and not self.virtual:
             self._schedule()
 
     def _schedule(self) -> None:
+        """Arm the timer for the open window's close time (on the arrival clock)."""
         loop = self.table.loop
-        assert loop is not None
+        assert loop is not None and self.window.closes_at is not None
         if self._timer:
             self._timer.cancel()
-        self._timer = loop.call_later(self.config.settle_ns / 1e9, self._on_timer)
+        delay = max(0, self.window.closes_at - self.clock()) / 1e9
+        self._timer = loop.call_later(delay, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None

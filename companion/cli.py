@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "companion.commands.check",
     "companion.commands.watch",
     "companion.commands.calibrate",
+    "companion.commands.eval",
 ]
 
 

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from companion.buzzers import BuzzerInput
+from companion.buzzers import BuzzerInput, prepare_interpreter
 from companion.display.terminal import TerminalDisplay
 from companion.hardware.buttons import DEFAULT_PINS, SeatButtons
 from companion.hardware.pins import make_pin_factory
@@ -31,6 +31,7 @@ async def run_interactive(referee: Referee) -> int:
     table = TableLoop(referee)
     await table.start()
     buzzers = BuzzerInput(table)
+    prepare_interpreter(buzzers.config)
     loop = asyncio.get_running_loop()
     buttons = SeatButtons(
         DEFAULT_PINS,

@@ -117,7 +117,15 @@ class Referee:
         finish = event.get("photo_finish") if isinstance(event, dict) else None
         if not result.rejection and isinstance(finish, dict):
             margin = finish.get("margin_ns")
-            if isinstance(margin, int):
+            ties = finish.get("ties") or []
+            seats = finish.get("seats") or []
+            tied = bool(ties) and len(seats) > 1 and set(seats[:2]) <= set(ties[0])
+            if isinstance(margin, int) and tied:
+                self.messages.append(
+                    f"Photo finish: a tie ({abs(margin) / 1e6:.3f} ms apart), "
+                    "decided by the tie rule"
+                )
+            elif isinstance(margin, int):
                 self.messages.append(f"Photo finish: won by {margin / 1e6:.3f} ms")
             self.show_flash("photo_finish", queued=True)
         self.refresh()
@@ -171,8 +179,13 @@ class TableLoop:
     """The asyncio side: a queue of input events feeding the referee, and a ticker
     that animates flashes and blinking."""
 
-    def __init__(self, referee: Referee, tick_seconds: float = TICK_SECONDS) -> None:
+    def __init__(
+        self, referee: Referee, tick_seconds: float = TICK_SECONDS, stamp_missing: bool = True
+    ) -> None:
         self.referee = referee
+        # Live inputs without a ts_ns get the loop's CLOCK_MONOTONIC time. Scripts keep
+        # their own (virtual) times, so they are not stamped with the wall of this run.
+        self.stamp_missing = stamp_missing
         self.tick_seconds = tick_seconds
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -181,9 +194,15 @@ class TableLoop:
         self.before_submit: list[Callable[[dict[str, Any]], None]] = []
 
     # ---- inputs (any thread)
+    def _stamped(self, event: dict[str, Any]) -> dict[str, Any]:
+        """An input gets the time it arrived (CLOCK_MONOTONIC), unless it has one."""
+        if self.stamp_missing and isinstance(event, dict) and "ts_ns" not in event:
+            return {**event, "ts_ns": time.monotonic_ns()}
+        return event
+
     def post_threadsafe(self, event: dict[str, Any]) -> None:
         assert self.loop is not None, "TableLoop.start() first"
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, self._stamped(event))
 
     def on_press(self, seat: int, ts_ns: int) -> None:
         """A seat button's press, from gpiozero's callback thread."""
@@ -191,7 +210,7 @@ class TableLoop:
 
     def post(self, event: dict[str, Any]) -> None:
         """From the loop's own thread."""
-        self.queue.put_nowait(event)
+        self.queue.put_nowait(self._stamped(event))
 
     # ---- running
     async def start(self) -> None:
@@ -206,8 +225,6 @@ class TableLoop:
         while True:
             event = await self.queue.get()
             try:
-                if "ts_ns" not in event:
-                    event = {**event, "ts_ns": time.monotonic_ns()}
                 for hook in self.before_submit:
                     hook(event)
                 self.referee.submit(event)

@@ -1,10 +1,11 @@
 """kill -9 at random moments of a scripted game, then restart: every accepted event is
 intact, nothing is lost or duplicated, and the game ends as an uninterrupted one does.
 
-The script is tests/scripts/game-2p.jsonl padded with loot/undo pairs in every race (so
-the game log takes about a second to write with fsync), played by
+The script is tests/scripts/game-2p.jsonl padded with loot/undo pairs in every race
+(~240 log lines, each fsync'd), played by
 `python -m companion sim --script S --headless --log L` in a subprocess that is sent
-SIGKILL at a random moment. Every script line leaves exactly one line in the log (the
+SIGKILL at a random moment: once the log reaches a random line, plus up to 3 ms (so
+the kills spread over the whole game however fast the disk is), or during start-up. Every script line leaves exactly one line in the log (the
 accepted event, or a `rejected` note), so the restart plays the script from the line
 after the last whole log line. A third of the runs also get a torn last line appended
 by hand (a write cut short by a power cut), which the restart must set aside.
@@ -28,8 +29,8 @@ from companion.rules.engine import apply, new_state
 
 REPO = Path(__file__).resolve().parents[1]
 GAME = REPO / "tests" / "scripts" / "game-2p.jsonl"
-ITERATIONS = 30
-PAD_PAIRS = 40  # loot/undo pairs after each Go!
+ITERATIONS = 25
+PAD_PAIRS = 15  # loot/undo pairs after each Go!
 
 
 def padded_script() -> list[str]:
@@ -76,6 +77,13 @@ def read_log_lines(path: Path) -> tuple[list[dict], bytes]:
         with pytest.raises(json.JSONDecodeError):
             json.loads(tail)  # a whole event without its newline would be a bug
     return lines, tail
+
+
+def count_lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
 
 
 def sim(script: Path, log: Path) -> subprocess.Popen:
@@ -133,8 +141,7 @@ def reference(tmp_path_factory):
 
 def test_padded_script_is_long_enough_to_kill_inside(reference):
     accepted = [e for e in reference["log"] if e["type"] != "rejected"]
-    assert len(accepted) > 400
-    assert reference["writing_s"] > 0.2  # room for random kills while writing
+    assert len(accepted) > 150
 
 
 def test_kill_9_at_random_moments_then_resume(reference, tmp_path):
@@ -151,11 +158,16 @@ def test_kill_9_at_random_moments_then_resume(reference, tmp_path):
         script.write_text("\n".join(lines) + "\n")
         log = d / "game.jsonl"
         proc = sim(script, log)
-        # a random moment: mostly while the log is being written, sometimes at start-up
-        wait_for_log = rnd.random() > 0.1
-        while wait_for_log and not log.exists() and proc.poll() is None:
-            time.sleep(0.001)
-        time.sleep(rnd.uniform(0, reference["writing_s"] * 1.1))
+        # A random moment: mostly once the game has reached a random line (so the kills
+        # spread over the whole game however fast the disk is), plus a random jitter;
+        # sometimes during start-up instead.
+        if rnd.random() < 0.1:
+            time.sleep(rnd.uniform(0, reference["startup_s"]))
+        else:
+            target = rnd.randrange(len(lines))
+            while proc.poll() is None and count_lines(log) < target:
+                time.sleep(0.0005)
+            time.sleep(rnd.uniform(0, 0.003))
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
@@ -197,5 +209,6 @@ def test_kill_9_at_random_moments_then_resume(reference, tmp_path):
         )
         assert replay.returncode == 0, replay.stderr
         assert json.loads(replay.stdout) == reference["summary"]
+    print(f"{ITERATIONS} kills, {kills_mid_game} mid-game, {torn_made} torn tails made")
     assert kills_mid_game >= ITERATIONS // 2, "the kills should mostly land mid-game"
     assert torn_made >= ITERATIONS // 4

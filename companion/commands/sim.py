@@ -60,7 +60,7 @@ async def play_script(
     arbiter: ArbiterConfig | None = None,
 ) -> tuple[int, int]:
     """Play script lines through the loop. Returns (lines played, lines rejected)."""
-    table = TableLoop(referee)
+    table = TableLoop(referee, stamp_missing=False)
     await table.start()
     buzzers = BuzzerInput(table, arbiter or ArbiterConfig(), virtual_clock=True)
     buttons = SeatButtons(DEFAULT_PINS, buzzers.on_press, pin_factory=make_pin_factory("mock"))

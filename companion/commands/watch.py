@@ -37,6 +37,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--settle", metavar="N", type=int,
                         help="frames a die must lie still to count (default 3; 1 for a "
                              "folder of unrelated photos)")
+    parser.add_argument("--no-pips", action="store_true",
+                        help="do not look for pip dice (a game with symbol dice only)")
     parser.set_defaults(func=run)
 
 
@@ -116,7 +118,11 @@ def run(args: argparse.Namespace) -> int:
     if args.save_annotated is not None:
         args.save_annotated.mkdir(parents=True, exist_ok=True)
     # A folder holds unrelated photos: no motion between them, no mat memory.
-    pipeline = Pipeline(profile=profile, motion=not photos, mat_every=1 if photos else 15)
+    if args.no_pips and profile is None:
+        err("--no-pips needs --profile: there would be nothing left to read")
+        return 2
+    pipeline = Pipeline(profile=profile, motion=not photos, mat_every=1 if photos else 15,
+                        pips=not args.no_pips)
     tracker = SettleTracker(settle)
 
     times: list[float] = []

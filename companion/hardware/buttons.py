@@ -87,31 +87,34 @@ class SeatButtons:
 
     def edge(self, seat: int, ts: int, high: bool) -> None:
         """One edge on a seat's line (high: released, low: pressed)."""
-        report: tuple[str, Any] | None = None
+        reports: list[tuple[str, Any]] = []
         with self._lock:
             line = self._lines[seat]
             quiet_before = line.last_edge is None or ts - line.last_edge >= self.lockout_ns
             if quiet_before:
                 line.activity_start = ts
-                if line.stuck and high:
+                # Quiet for the lockout while released (a rising edge, or a falling one
+                # after the line was left high): the button is free again.
+                if line.stuck and (high or line.down_since is None):
                     line.stuck = False
-                    report = ("unstuck", None)
+                    reports.append(("unstuck", None))
             line.last_edge = ts
             line.down_since = None if high else (line.down_since or ts)
             active_for = 0 if line.activity_start is None else ts - line.activity_start
             if active_for >= self.stuck_ns and not line.stuck:
                 line.stuck = True
-                report = ("stuck", "chattering")
+                reports.append(("stuck", "chattering"))
             if not high:
                 since_press = None if line.last_press is None else ts - line.last_press
                 fresh = since_press is None or not 0 <= since_press < self.lockout_ns
                 if quiet_before and fresh and not line.stuck:
                     line.last_press = ts
                     self.presses += 1
-                    report = ("press", ts)
+                    reports.append(("press", ts))
                 else:
                     self.bounces += 1
-        self._report(seat, report)
+        for report in reports:
+            self._report(seat, report)
 
     def check_stuck(self, now_ns: int) -> list[int]:
         """Call now and then (the loop's ticker does): reports lines held down for
@@ -127,9 +130,7 @@ class SeatButtons:
             self._report(seat, ("stuck", "held down"))
         return found
 
-    def _report(self, seat: int, report: tuple[str, Any] | None) -> None:
-        if report is None:
-            return
+    def _report(self, seat: int, report: tuple[str, Any]) -> None:
         kind, value = report
         if kind == "press":
             self.on_press(seat, value)

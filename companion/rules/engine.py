@@ -324,7 +324,9 @@ def _heist_attempt(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, 
 
 def _assault_start(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
     _phase(state, ev, HEIST_OVER)
-    return replace(state, phase=ASSAULT), [Output("flash", "go", "Go!")]
+    assert state.turn is not None
+    turn = replace(state.turn, go_ns=ev.get("ts_ns"))
+    return replace(state, phase=ASSAULT, turn=turn), [Output("flash", "go", "Go!")]
 
 
 def _stage(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
@@ -445,6 +447,13 @@ def _buzz(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Outp
     assert state.turn is not None
     turn = state.turn
     seat = _seat(state, ev)
+    ts = ev.get("ts_ns")
+    if turn.go_ns is not None and isinstance(ts, int) and ts < turn.go_ns:
+        # Stamped before Go! but delivered after it: the edge's time decides.
+        raise Rejected(
+            f"buzz: false start: {_name(state, seat)} pressed "
+            f"{(turn.go_ns - ts) / 1e6:.3f} ms before Go!"
+        )
     if seat == turn.cop:
         if turn.stages < d.STAGES_BEFORE_ARREST and not state.bank_empty:
             raise Rejected(

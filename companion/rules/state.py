@@ -68,6 +68,7 @@ class Turn:
     arrest_called: bool = False
     empty: bool = False  # "Empty!" called this turn
     impounds_due: frozenset[int] = frozenset()
+    go_ns: int | None = None  # the ts_ns of assault_start, when it carried one
 
 
 @dataclass(frozen=True)

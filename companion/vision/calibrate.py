@@ -119,9 +119,13 @@ class LiveTable:
     the newest frame from a frame source (``companion.vision.frames``)."""
 
     def __init__(self, source: Any, ask: Callable[[str], str] = input,
-                 say: Callable[[str], None] = print, flush: int = 5) -> None:
+                 say: Callable[[str], None] = print, flush: int | None = None) -> None:
         self.source = source
-        self.ask, self.say, self.flush = ask, say, flush
+        self.ask, self.say = ask, say
+        # A camera buffers stale frames; a folder of photos holds one photo per step.
+        if flush is None:
+            flush = 1 if type(source).__name__ == "FolderSource" else 5
+        self.flush = flush
 
     def frame(self, step: Step) -> np.ndarray:
         self.ask(f"{step.instruction()} Press Enter when ready. ")

@@ -351,11 +351,13 @@ def load_image(path: Path) -> np.ndarray:
 class FolderSource(_BaseSource):
     """Every image in a folder (by suffix: .png, .jpg, ...), sorted by file name.
 
+    recursive: True takes sub-folders too, False only the folder itself; None (the
+    default) takes the folder itself, or its sub-folders when it holds no image.
     A file that cannot be decoded raises FrameUnreadable naming it; the next read()
     goes on with the next file. Other files (labels, READMEs) are skipped.
     """
 
-    def __init__(self, folder: str | Path, *, recursive: bool = False) -> None:
+    def __init__(self, folder: str | Path, *, recursive: bool | None = None) -> None:
         super().__init__()
         self.folder = Path(folder)
         self.recursive = recursive
@@ -366,11 +368,15 @@ class FolderSource(_BaseSource):
     def open(self) -> None:
         if not self.folder.is_dir():
             raise SourceError(f"{self.description}: no such folder")
-        pattern = "**/*" if self.recursive else "*"
-        self.paths = sorted(
-            p for p in self.folder.glob(pattern)
-            if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES
-        )
+        def images(pattern: str) -> list[Path]:
+            return sorted(
+                p for p in self.folder.glob(pattern)
+                if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES
+            )
+
+        self.paths = images("**/*" if self.recursive else "*")
+        if not self.paths and self.recursive is None:
+            self.paths = images("**/*")  # a photo set kept in sub-folders
         if not self.paths:
             kinds = " ".join(sorted(IMAGE_SUFFIXES))
             raise SourceError(f"{self.description}: no images (looked for {kinds})")

@@ -17,7 +17,8 @@ possibly replaced by that stage's wild.
 Conservative by design: a die counts only when its face was read (not "unknown") with
 at least ``min_confidence``, by a set that really owns that face. Pieces must agree on
 their orientation (their glyphs all point the same way, within ``angle_tolerance``)
-and sit where the arrangement puts them (within ``place_tolerance`` of a die edge).
+and sit side by side where the arrangement puts them: neighbours 0.9..1.3 die edges
+apart, sliding past each other by at most ``place_tolerance`` of a die edge.
 """
 
 from __future__ import annotations
@@ -33,10 +34,9 @@ from companion.vision.types import UNKNOWN, DieReading, FrameReading
 
 MIN_CONFIDENCE = 0.5
 ANGLE_TOLERANCE = 20.0  # degrees between any piece and the mosaic's orientation
-PLACE_TOLERANCE = 0.3  # die edges between where a die is and where the arrangement wants it
-MAX_SPACING = 1.35  # die edges between neighbouring centres (1.0 = touching)
-# Where each position sits in the mosaic, in half-spacings (x right, y down).
-_OFFSETS = {1: (-1.0, -1.0), 2: (1.0, -1.0), 3: (-1.0, 1.0), 4: (1.0, 1.0)}
+PLACE_TOLERANCE = 0.2  # die edges two neighbours may slide past each other
+MIN_SPACING = 0.9  # die edges between neighbouring centres (1.0 = touching)
+MAX_SPACING = 1.3
 
 
 @dataclass(frozen=True)
@@ -149,13 +149,12 @@ def _arrangement_ok(
     for p, (x, y) in pts.items():
         dx, dy = (x - cx) / side, (y - cy) / side
         local[p] = (dx * ca + dy * sa, -dx * sa + dy * ca)  # rotate by -theta
-    # Half the spacing between neighbours, from all four dice.
-    half = sum(abs(u) + abs(v) for u, v in local.values()) / 8.0
-    if not 0.5 * 0.95 <= half <= 0.5 * MAX_SPACING:
-        return False
-    for p, (u, v) in local.items():
-        eu, ev = _OFFSETS[p]
-        if math.hypot(u - eu * half, v - ev * half) > place_tolerance:
+    # Neighbours side by side: 1-2 and 3-4 across, 1-3 and 2-4 down, each about one die
+    # edge apart (touching, or a small gap) and not sliding past each other.
+    for a, b, axis in ((1, 2, 0), (3, 4, 0), (1, 3, 1), (2, 4, 1)):
+        step = (local[b][0] - local[a][0], local[b][1] - local[a][1])
+        along, across = step[axis], step[1 - axis]
+        if not MIN_SPACING <= along <= MAX_SPACING or abs(across) > place_tolerance:
             return False
     return True
 
@@ -194,7 +193,7 @@ def mosaic_stages(
             for combo in itertools.product(*lists):
                 if len({id(d) for d in combo}) < 4:
                     continue
-                chosen = dict(zip(range(1, 5), combo))
+                chosen = dict(zip(range(1, 5), combo, strict=True))
                 pieces = {k for k in range(1, 5) if k != missing}
                 if _arrangement_ok(chosen, pieces, dice, angle_tolerance, place_tolerance):
                     complete = True

@@ -95,6 +95,7 @@ def read_frame(
     frame_index: int = 0,
     pip_reader: DieReader | None = None,
     symbol_reader: DieReader | None = None,
+    pips: bool = True,
 ) -> FrameReading:
     """Read every die in one BGR frame.
 
@@ -102,12 +103,15 @@ def read_frame(
         pip dice are read.
     mat: pass a MatView (or None for "no mat") found earlier to skip looking again.
     pip_reader / symbol_reader: stand-ins for the real readers (tests, benchmarks).
+    pips: False skips the pip reader (a game with symbol dice only, e.g. Vault Assault).
     """
     height, width = image.shape[:2]
     if mat is _NOT_GIVEN:
         mat = find_mat(image, mat_spec)
-    read_pips = pip_reader or _pip_reader()
-    dice = list(read_pips(image))
+    dice: list[DieReading] = []
+    if pips:
+        read_pips = pip_reader or _pip_reader()
+        dice = list(read_pips(image))
     notes: list[str] = []
 
     symbol_dice: list[DieReading] = []
@@ -155,8 +159,9 @@ def read_frame(
 class MotionDetector:
     """Large moving blobs between consecutive frames (hands, a bumped camera).
 
-    Works on a grey copy ``width`` pixels wide. A blob of changed pixels bigger than
-    ``hand_fraction`` of the frame is a hand; its box comes back in frame pixels.
+    Works on a grey copy about ``width`` pixels wide (every n-th pixel, blurred). A
+    blob of changed pixels bigger than ``hand_fraction`` of the frame is a hand; its
+    box comes back in frame pixels.
     """
 
     def __init__(self, width: int = 160, threshold: int = 25, hand_fraction: float = 0.03):
@@ -170,9 +175,9 @@ class MotionDetector:
 
     def update(self, image: np.ndarray) -> list[tuple[int, int, int, int]]:
         h, w = image.shape[:2]
-        scale = self.width / w
-        small = cv2.resize(image, (self.width, max(1, round(h * scale))),
-                           interpolation=cv2.INTER_AREA)
+        step = max(1, w // self.width)
+        scale = 1.0 / step
+        small = np.ascontiguousarray(image[::step, ::step])  # every step-th pixel: free
         gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
         gray = cv2.GaussianBlur(gray, (5, 5), 0)
         prev, self._prev = self._prev, gray
@@ -209,13 +214,15 @@ class Pipeline:
         hand_fraction: float = 0.03,
         pip_reader: DieReader | None = None,
         symbol_reader: DieReader | None = None,
+        pips: bool = True,
     ) -> None:
         self.profile = profile
         self.mat_spec = mat_spec
         self.mat_every = max(1, mat_every)
         self.mat_keep = mat_keep
         self.motion = MotionDetector(hand_fraction=hand_fraction) if motion else None
-        self.pip_reader = pip_reader or _pip_reader()
+        self.pips = pips
+        self.pip_reader = (pip_reader or _pip_reader()) if pips else None
         self.symbol_reader = symbol_reader
         if profile is not None and symbol_reader is None:
             self.symbol_reader = _symbol_reader()
@@ -238,29 +245,33 @@ class Pipeline:
                 patches.append((x0, y0, x1, y1, gray[y0:y1, x0:x1].copy()))
         return patches
 
-    def _mat_moved(self, gray: np.ndarray) -> bool:
+    def _mat_moved(self, image: np.ndarray) -> bool:
         """True when at least two markers no longer look as they did (camera bumped)."""
-        if not self._patches or gray.shape != self._patches_shape:
+        if not self._patches or image.shape[:2] != self._patches_shape:
             return False
         changed = 0
         for x0, y0, x1, y1, ref in self._patches:
-            diff = cv2.absdiff(gray[y0:y1, x0:x1], ref)
-            changed += float(diff.mean()) > self.marker_change
+            patch = image[y0:y1, x0:x1]
+            if patch.ndim == 3:
+                patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+            changed += float(cv2.absdiff(patch, ref).mean()) > self.marker_change
         return changed >= min(2, len(self._patches))
 
     def process(self, image: np.ndarray, frame_index: int | None = None) -> FrameReading:
         index = self._count if frame_index is None else frame_index
         self._count += 1
         hands = self.motion.update(image) if self.motion is not None else []
-        gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
         self._since_mat += 1
-        if self._since_mat >= self.mat_every or self._mat_moved(gray):
+        if self._since_mat >= self.mat_every or self._mat_moved(image):
+            gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
             found = find_mat(gray, self.mat_spec)
             self._since_mat = 0
             if found is not None:
-                self.mat, self._mat_misses = found, 0
+                if not found.same_place(self.mat):
+                    self.mat = found  # else keep the old view: same place, warp maps built
+                self._mat_misses = 0
                 self._patches = self._marker_patches(gray, found)
-                self._patches_shape = gray.shape
+                self._patches_shape = gray.shape[:2]
             else:
                 # A hand over a marker hides it for a moment; the mat has not moved.
                 self._mat_misses += 1
@@ -270,6 +281,7 @@ class Pipeline:
         reading = read_frame(
             image, profile=self.profile, mat_spec=self.mat_spec, mat=self.mat,
             frame_index=index, pip_reader=self.pip_reader, symbol_reader=self.symbol_reader,
+            pips=self.pips,
         )
         if hands:
             reading = FrameReading(

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -30,17 +32,23 @@ import numpy as np
 from companion.vision.types import UNKNOWN, DieReading
 
 DEFAULT_MIN_CONFIDENCE = 0.5
+# Below this a pip group is not reported at all; between it and min_confidence it is a
+# die whose face is "unknown".
+_MIN_DIE_CONFIDENCE = 0.3
 
 # Blob finding.
 _BLOCK = 51  # adaptive-threshold window (px): larger than the largest pip expected
 _C = 25  # grey levels a pip must differ from its neighbourhood's mean
-_MIN_AREA = 20  # px: pips of 40 px dice are ~ 45 px in area
+_MIN_AREA = 14  # px: pips of 40 px dice are ~ 45 px in area
 _MAX_AREA = 3000  # px: pips of 200 px dice are ~ 1100 px in area
-_MIN_BOUNDARY = 12  # boundary pixels of the smallest pip
-_MAX_BOUNDARY = 400
+_MIN_BOUNDARY = 12  # outline pixels of a _MIN_AREA blob, at the least
+_MAX_BOUNDARY = 600
 _RING = 12  # samples on the ring around each blob
 _MIN_RING_CONTRAST = 25  # ring samples must be this much brighter (darker) than the blob
 _RING_SKIP = 1  # ... all but this many (a neighbouring pip, the die's edge)
+# Weaker blobs (a pip at the die's edge, its ring partly on the table) only ever complete
+# a face that strong pips started.
+_WEAK_RING_CONTRAST = 12
 # Top-face pips.
 _MAX_ROUND_RATIO = 2.3  # major / minor axis; flatter blobs are pips seen edge-on
 # Pips of one face look alike: axis ratios within a factor _SHAPE_DIFF, and when both are
@@ -49,19 +57,25 @@ _SHAPE_DIFF = 1.5
 _SHAPE_RATIO = 1.3
 _SHAPE_TURN = 0.5
 # Grouping (all distances in pip diameters).
-_LINK = 3.9  # a face's diagonal is ~3 pip diameters
-_FACE_SPAN = 5.0  # no two pips of one face are further apart (a 6's diagonal: ~4)
+_LINK = 3.9  # a face's diagonal: ~3 pip diameters on big-pip dice
+_FACE_SPAN = 6.0  # no two pips of one face are further apart (a 6's diagonal)
 _MAX_SIZE_RATIO = 1.7
 _MAX_COLOUR_DIFF = 70.0  # BGR distance between the face colours around two pips
 # Layout: grid step (distance from the centre pip to an edge pip) in pip diameters.
-_GRID_MIN, _GRID_MAX = 0.75, 1.6
+_GRID_MIN, _GRID_MAX = 0.75, 1.9
 _MAX_SKEW = 1.9  # ratio of the affine view's singular values
 _MAX_FIT_ERR = 0.22  # rms residual, in grid steps
 # One die, several faces seen: faces whose centres are closer than this many half-widths
 # are on one die; a face whose pips are flatter by _FLATTER (or smaller) is a side face.
 _SAME_DIE = 2.4
+# Lone pips pair up as a 2 (small-pip dice) up to this many diameters apart, when their
+# sizes and axis ratios agree within this factor.
+_PAIR_SPAN = 5.2
+_PAIR_ALIKE = 1.25
+_SPLIT_BUDGET = 400  # layouts tried to untangle one linked group (touching dice)
 # A die stands out from the table: the share of a ring around the face (3.5-5.5 pip
 # diameters out) that is not the face's colour, for faces of 2+ pips and for a lone pip.
+_EDGE_RADII = np.array([3.5, 4.5, 5.5])
 _EDGE_MIN = 0.55
 _EDGE_MIN_LONE = 0.7
 _EDGE_MIN_PAIR = 0.65
@@ -70,7 +84,7 @@ _MAX_RATIO_PAIR = 1.8
 # them it is no die face; any missing lowers the confidence (a pip was probably missed).
 _PLAIN_MIN = 0.6
 _FLATTER = 0.12
-_SMALLER = 1.15
+_SMALLER = 1.5
 
 _ANGLES = np.linspace(0.0, 2.0 * np.pi, _RING, endpoint=False)
 _COS, _SIN = np.cos(_ANGLES), np.sin(_ANGLES)
@@ -81,7 +95,27 @@ _LAYOUTS: dict[int, np.ndarray] = {
     5: np.array([(-1, -1), (1, -1), (-1, 1), (1, 1), (0, 0)], float),
     6: np.array([(-1, -1), (-1, 0), (-1, 1), (1, -1), (1, 0), (1, 1)], float),
 }
-_PERMS = {n: np.array(list(itertools.permutations(range(n)))) for n in _LAYOUTS}
+
+
+def _distinct_assignments(layout: np.ndarray) -> np.ndarray:
+    """Ways to assign n points to a layout's n positions, one per class of assignments
+    that differ by a symmetry of the layout (an affine fit cannot tell those apart)."""
+    n = len(layout)
+    index = {tuple(pt): i for i, pt in enumerate(layout.tolist())}
+    symmetries = []
+    for m in ([[1, 0], [0, 1]], [[0, -1], [1, 0]], [[-1, 0], [0, -1]], [[0, 1], [-1, 0]],
+              [[1, 0], [0, -1]], [[-1, 0], [0, 1]], [[0, 1], [1, 0]], [[0, -1], [-1, 0]]):
+        moved = [tuple(pt) for pt in (layout @ np.array(m, float).T).tolist()]
+        if all(pt in index for pt in moved):
+            symmetries.append([index[pt] for pt in moved])
+    kept = []
+    for perm in itertools.permutations(range(n)):
+        if all(perm <= tuple(sym[k] for k in perm) for sym in symmetries):
+            kept.append(perm)
+    return np.array(kept)
+
+
+_PERMS = {n: _distinct_assignments(t) for n, t in _LAYOUTS.items()}
 # Layout points where a face has no pip: they show the plain face.
 _EMPTY: dict[int, np.ndarray] = {
     2: np.array([(-1, 1), (1, -1), (0, 0), (0, 1), (0, -1), (1, 0), (-1, 0)], float),
@@ -106,18 +140,16 @@ class Pips:
     minor: np.ndarray
     angle: np.ndarray  # major axis direction (radians)
     contrast: np.ndarray  # weakest ring contrast (grey levels)
-    colour: np.ndarray  # (n, 3) mean BGR of the ring: the colour of the face around it
+    colour: np.ndarray  # (n, 3) median BGR of the ring: the colour of the face around it
+    diameter: np.ndarray = field(init=False)  # sqrt(major * minor)
+    ratio: np.ndarray = field(init=False)  # major / minor
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "diameter", np.sqrt(self.major * self.minor))
+        object.__setattr__(self, "ratio", self.major / np.maximum(self.minor, 1e-6))
 
     def __len__(self) -> int:
         return len(self.x)
-
-    @property
-    def diameter(self) -> np.ndarray:
-        return np.sqrt(self.major * self.minor)
-
-    @property
-    def ratio(self) -> np.ndarray:
-        return self.major / np.maximum(self.minor, 1e-6)
 
 
 @dataclass(frozen=True)
@@ -134,9 +166,6 @@ class Face:
 def _empty_pips() -> Pips:
     z = np.zeros(0)
     return Pips(z, z, z, z, z, z, z, np.zeros((0, 3)))
-
-
-DBG: list = []
 
 
 def _grey(image: np.ndarray) -> np.ndarray:
@@ -164,16 +193,23 @@ def find_pip_candidates(image: np.ndarray) -> Pips:
         else:
             src, diff = 255 - grey, cv2.subtract(grey, local_mean)
         _, mask = cv2.threshold(diff, _C - 1, 1, cv2.THRESH_BINARY)
-        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-        # boundary length first (free): pips of 20..3000 px have 12..~400 boundary px
-        contours = [c for c in contours if _MIN_BOUNDARY <= len(c) <= _MAX_BOUNDARY]
+        # contours are ~10x faster than labelling the whole frame; the boundary length
+        # is free and rules out specks and long streaks before any other work
+        # (CCOMP: blobs inside another blob's hole, like pips ringed by a die's shadow,
+        # are outer outlines too; the holes' own outlines are dropped)
+        contours, hierarchy = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE)
+        if hierarchy is None:
+            continue
+        contours = [
+            c
+            for c, link in zip(contours, hierarchy[0], strict=True)
+            if link[3] < 0 and _MIN_BOUNDARY <= len(c) <= _MAX_BOUNDARY
+        ]
         if not contours:
             continue
         boxes = np.array([cv2.boundingRect(c) for c in contours], float).reshape(-1, 4)
-        # pixel count by Pick's theorem: polygon area + half the boundary + 1
-        area = np.array([cv2.contourArea(c) for c in contours]) + np.array(
-            [len(c) for c in contours]
-        ) / 2 + 1
+        # pixels inside a traced outline (Pick's theorem): polygon area + boundary / 2 + 1
+        area = np.array([cv2.contourArea(c) + len(c) / 2 + 1 for c in contours])
         w, h = boxes[:, 2], boxes[:, 3]
         keep = np.nonzero(
             (area >= _MIN_AREA)
@@ -183,8 +219,14 @@ def find_pip_candidates(image: np.ndarray) -> Pips:
         )[0]
         if len(keep) == 0:
             continue
-        cx = boxes[keep, 0] + (w[keep] - 1) / 2
-        cy = boxes[keep, 1] + (h[keep] - 1) / 2
+        # centre of each outline (polygon moments: cheap) for the ring test
+        moms = [cv2.moments(contours[i]) for i in keep]
+        box_cx = boxes[keep, 0] + (w[keep] - 1) / 2
+        box_cy = boxes[keep, 1] + (h[keep] - 1) / 2
+        m00 = np.array([m["m00"] for m in moms])
+        safe = np.where(m00 > 0, m00, 1.0)
+        cx = np.where(m00 > 0, np.array([m["m10"] for m in moms]) / safe, box_cx)
+        cy = np.where(m00 > 0, np.array([m["m01"] for m in moms]) / safe, box_cy)
         radius = 0.5 * np.maximum(w[keep], h[keep])
         ring = 1.25 * radius + 1.5
         xs = np.clip(np.rint(cx[:, None] + ring[:, None] * _COS), 0, width - 1).astype(int)
@@ -196,14 +238,20 @@ def find_pip_candidates(image: np.ndarray) -> Pips:
         ring_diff = src[ys, xs].astype(np.int16) - centre_val[:, None]
         # the weakest but _RING_SKIP: a neighbouring pip may cover a sample, a line two
         ring_contrast = np.partition(ring_diff, _RING_SKIP, axis=1)[:, _RING_SKIP]
-        for j in np.nonzero(ring_contrast >= _MIN_RING_CONTRAST)[0]:
-            contour = contours[keep[j]]
+        ok = np.nonzero(ring_contrast >= _WEAK_RING_CONTRAST)[0]
+        if len(ok) == 0:
+            continue
+        ring_bgr = np.median(colour_img[ys[ok], xs[ok]].astype(float), axis=1)
+        for k, j in enumerate(ok):
+            # the blob's own pixels give its ellipse (a traced outline runs through the
+            # boundary pixels' centres: too thin for small pips)
             x, y, bw, bh = (int(v) for v in boxes[keep[j]])
             blob = np.zeros((bh, bw), np.uint8)
-            cv2.drawContours(blob, [contour], -1, 1, thickness=-1, offset=(-x, -y))
+            cv2.drawContours(blob, contours, int(keep[j]), 1, thickness=-1, offset=(-x, -y))
             m = cv2.moments(blob, binaryImage=True)
             if m["m00"] <= 0:
                 continue
+            bx, by = x + m["m10"] / m["m00"], y + m["m01"] / m["m00"]
             mu20, mu02, mu11 = m["mu20"] / m["m00"], m["mu02"] / m["m00"], m["mu11"] / m["m00"]
             half_diff = math.sqrt(((mu20 - mu02) / 2) ** 2 + mu11**2)
             l1 = (mu20 + mu02) / 2 + half_diff
@@ -211,14 +259,12 @@ def find_pip_candidates(image: np.ndarray) -> Pips:
             major = 4 * math.sqrt(max(l1, 1e-6))
             minor = 4 * math.sqrt(max(l2, 1e-6))
             theta = 0.5 * math.atan2(2 * mu11, mu20 - mu02)
-            bx = x + m["m10"] / m["m00"]
-            by = y + m["m01"] / m["m00"]
-            ring_bgr = np.median(colour_img[ys[j], xs[j]].astype(float), axis=0)
-            parts.append((polarity, bx, by, major, minor, theta, ring_contrast[j], *ring_bgr))
+            parts.append((polarity, bx, by, major, minor, theta, ring_contrast[j], *ring_bgr[k]))
     if not parts:
         return _empty_pips()
     a = np.array(parts, float)
     a = a[_not_containers(a)]
+    a = a[np.lexsort((a[:, 1], a[:, 2]))]  # top to bottom, left to right: order-free output
     return Pips(*(a[:, k] for k in range(7)), a[:, 7:10])
 
 
@@ -371,51 +417,177 @@ def _try(p: Pips, members: list[int]) -> Face | None:
     return None if fit is None else _make_face(p, members, fit)
 
 
+def _cliques(nodes: list[int], nbrs: dict[int, set[int]], k: int):
+    """Every k-subset of ``nodes`` whose members are all neighbours of each other."""
+
+    def grow(clique: list[int], cands: list[int]):
+        if len(clique) == k:
+            yield clique
+            return
+        for n, v in enumerate(cands):
+            if len(clique) + len(cands) - n < k:
+                return
+            yield from grow(clique + [v], [u for u in cands[n + 1 :] if u in nbrs[v]])
+
+    yield from grow([], sorted(nodes))
+
+
 def _split(
-    p: Pips, comp: list[int], may_share: np.ndarray, pos: dict[int, int]
+    p: Pips,
+    comp: list[int],
+    may_share: np.ndarray,
+    pos: dict[int, int],
+    score: Callable[[Face], float],
 ) -> list[Face]:
-    """Greedy: take the largest, best-fitting face out of the group, repeat."""
+    """A linked group that is no single face (touching dice, stray blobs): take out the
+    largest best-scoring face, repeat. Lone pips left over may each be a "1"."""
+    nbrs = {
+        i: {j for j in comp if j != i and may_share[pos[i], pos[j]]} for i in comp
+    }
     faces: list[Face] = []
     left = list(comp)
-    while left:
+    budget = _SPLIT_BUDGET
+    while left and budget > 0:
         best: Face | None = None
+        best_score = 0.0
         for k in range(min(6, len(left)), 1, -1):
-            for subset in itertools.combinations(left, k):
-                sub_pos = [pos[i] for i in subset]
-                if not may_share[np.ix_(sub_pos, sub_pos)].all():
+            for subset in _cliques(left, nbrs, k):
+                budget -= 1
+                if budget <= 0:
+                    break
+                face = _try(p, subset)
+                if face is None:
                     continue
-                face = _try(p, list(subset))
-                if face is not None and (best is None or face.fit > best.fit):
-                    best = face
-            if best is not None:
+                face_score = score(face)
+                if face_score > best_score:
+                    best, best_score = face, face_score
+            if best is not None or budget <= 0:
                 break
         if best is None:
-            # what is left are lone pips: each may be a "1" (checked later)
-            faces.extend(Face(1, (i,), (float(p.x[i]), float(p.y[i])), 0.0, 0.0, 0.5)
-                         for i in left)
             break
         faces.append(best)
         left = [i for i in left if i not in best.members]
+    faces.extend(Face(1, (i,), (float(p.x[i]), float(p.y[i])), 0.0, 0.0, 0.5) for i in left)
     return faces
 
 
-def _share_like(
-    smooth: np.ndarray, centre: tuple[float, float], colour: np.ndarray, r: float, tol: float
-) -> float:
-    """Share of a ring of radius r (full-size px) whose colour is within tol of colour.
-    ``smooth`` is the frame at half size (pyrDown): averaging beats sensor noise."""
+def _pair_lone_pips(p: Pips, faces: list[Face], score: Callable[[Face], float]) -> list[Face]:
+    """Small-pip dice put a 2's pips further apart than the link distance: pair up lone
+    pips that are each other's nearest twin (same polarity, size, shape and face colour)
+    at up to _PAIR_SPAN diameters, when the pair fits a 2 with every empty layout point
+    plain (two touching dice showing 1 have their seam there)."""
+    lone = [f.members[0] for f in faces if f.value == 1]
+    if len(lone) < 2:
+        return faces
+    idx = np.array(lone)
+    xy = np.column_stack([p.x[idx], p.y[idx]])
+    d = p.diameter[idx]
+    ratio = p.ratio[idx]
+    dist = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))
+    twin = (
+        (p.polarity[idx][:, None] == p.polarity[idx][None, :])
+        & (np.maximum(d[:, None], d[None, :]) <= _PAIR_ALIKE * np.minimum(d[:, None], d[None, :]))
+        & (
+            np.maximum(ratio[:, None], ratio[None, :])
+            <= _PAIR_ALIKE * np.minimum(ratio[:, None], ratio[None, :])
+        )
+        & (np.linalg.norm(p.colour[idx][:, None] - p.colour[idx][None, :], axis=2) <= 40.0)
+        & (dist <= _PAIR_SPAN * (d[:, None] + d[None, :]) / 2)
+    )
+    np.fill_diagonal(twin, False)
+    near = np.where(twin, dist, np.inf)
+    nearest = near.argmin(axis=1)
+    paired: dict[int, Face] = {}
+    for a, b in enumerate(nearest):
+        if a < b and np.isfinite(near[a, b]) and nearest[b] == a:
+            face = _try(p, [int(idx[a]), int(idx[b])])
+            if face is not None and score(face) >= face.fit * 0.999:
+                paired[int(idx[a])] = paired[int(idx[b])] = face
+    if not paired:
+        return faces
+    out = [f for f in faces if not (f.value == 1 and f.members[0] in paired)]
+    out.extend({id(f): f for f in paired.values()}.values())
+    return out
+
+
+def _complete_faces(
+    p: Pips, faces: list[Face], score: Callable[[Face], float], smooth: np.ndarray
+) -> list[Face]:
+    """A face whose empty layout points are not all plain probably lost a pip or two
+    (low contrast at the die's edge, a pip taken for a lone one): try adding nearby weak
+    blobs and lone pips, and keep the bigger face if it fits with every empty point plain."""
+    used = {i for f in faces if f.value > 1 for i in f.members}
+    lone = {f.members[0]: f for f in faces if f.value == 1}
+    pool = [i for i in range(len(p)) if i not in used]
+    out = list(faces)
+    for face in faces:
+        if face.value < 2 or face.value == 6 or face not in out:
+            continue
+        current = score(face)
+        if current >= face.fit * 0.999:  # every empty point plain: nothing missing
+            continue
+        members = list(face.members)
+        d = float(p.diameter[members].mean())
+        colour = _face_colour(p, members)
+        reach = 1.9 * face.half_size / 2.3  # pips lie within sqrt(2) grid steps
+        near = [
+            i
+            for i in pool
+            if i not in members
+            and p.polarity[i] == p.polarity[members[0]]
+            and math.hypot(p.x[i] - face.centre[0], p.y[i] - face.centre[1]) <= reach
+            and 1 / _MAX_SIZE_RATIO <= p.diameter[i] / d <= _MAX_SIZE_RATIO
+            and float(np.linalg.norm(p.colour[i] - colour)) <= _MAX_COLOUR_DIFF
+        ]
+        best, best_score = None, current
+        for k in range(1, min(len(near), 6 - face.value) + 1):
+            for extra in itertools.combinations(near, k):
+                bigger = _try(p, members + list(extra))
+                if bigger is None:
+                    continue
+                bigger_score = score(bigger)
+                if bigger_score >= bigger.fit * 0.999 and bigger_score > best_score:
+                    best, best_score = bigger, bigger_score
+        if best is None:
+            continue
+        out[out.index(face)] = best
+        for i in best.members:
+            if i in lone and lone[i] in out:
+                out.remove(lone[i])
+        pool = [i for i in pool if i not in best.members]
+    return out
+
+
+def _share_like_rays(
+    smooth: np.ndarray,
+    centre: tuple[float, float],
+    colour: np.ndarray,
+    radii: np.ndarray,
+    tol: float,
+) -> np.ndarray:
+    """(len(radii), _RING) booleans: is the colour at that radius and direction within
+    tol of ``colour``? ``smooth`` is the frame at half size."""
     h, w = smooth.shape[:2]
+    r = np.asarray(radii, float)[:, None]
     xs = np.clip(np.rint((centre[0] + r * _COS) / 2), 0, w - 1).astype(int)
     ys = np.clip(np.rint((centre[1] + r * _SIN) / 2), 0, h - 1).astype(int)
-    diff = np.linalg.norm(smooth[ys, xs].astype(float) - colour, axis=1)
-    return float((diff <= tol).mean())
+    return np.linalg.norm(smooth[ys, xs].astype(float) - colour, axis=2) <= tol
 
 
 def _plain_around(smooth: np.ndarray, p: Pips, i: int) -> float:
     """For a lone pip: the share of rings just outside it that match the face colour
     around it (a die face is plain there; wood grain or a cable is not)."""
     centre, d = (float(p.x[i]), float(p.y[i])), float(p.diameter[i])
-    return min(_share_like(smooth, centre, p.colour[i], r * d, 40.0) for r in (1.1, 1.5))
+    like = _share_like_rays(smooth, centre, p.colour[i], np.array([1.1 * d, 1.5 * d]), 40.0)
+    return float(like.mean(axis=1).min())
+
+
+def _face_colour(p: Pips, members: list[int]) -> np.ndarray:
+    """The face's colour: the median over its pips' ring colours."""
+    if len(members) == 1:
+        return p.colour[members[0]]
+    cols = p.colour[members].tolist()
+    return np.array([statistics.median(c[k] for c in cols) for k in range(3)])
 
 
 def _plain_between(smooth: np.ndarray, p: Pips, face: Face) -> float:
@@ -423,7 +595,7 @@ def _plain_between(smooth: np.ndarray, p: Pips, face: Face) -> float:
     if face.axes is None or face.value not in _EMPTY:
         return 1.0
     members = list(face.members)
-    colour = np.median(p.colour[members], axis=0)
+    colour = _face_colour(p, members)
     pts = np.asarray(face.centre) + _EMPTY[face.value] @ face.axes.T
     h, w = smooth.shape[:2]
     xs = np.clip(np.rint(pts[:, 0] / 2), 0, w - 1).astype(int)
@@ -437,11 +609,10 @@ def _stands_out(smooth: np.ndarray, p: Pips, face: Face) -> float:
     whose colour differs from the face's: a die stands out from the table, a pair of
     dark spots on the wood does not."""
     members = list(face.members)
-    colour = np.median(p.colour[members], axis=0)
+    colour = _face_colour(p, members)
     d = float(p.diameter[members].mean())
-    return 1.0 - float(
-        np.mean([_share_like(smooth, face.centre, colour, r * d, 30.0) for r in (3.5, 4.5, 5.5)])
-    )
+    like = _share_like_rays(smooth, face.centre, colour, d * _EDGE_RADII, 30.0)
+    return 1.0 - float(like.mean())
 
 
 def read_pip_dice(
@@ -457,9 +628,16 @@ def read_pip_dice(
     pips = find_pip_candidates(image)
     if len(pips) == 0:
         return []
-    round_idx = np.nonzero(pips.ratio <= _MAX_ROUND_RATIO)[0]
+    strong = pips.contrast >= _MIN_RING_CONTRAST
+    round_idx = np.nonzero((pips.ratio <= _MAX_ROUND_RATIO) & strong)[0]
     if len(round_idx) == 0:
         return []
+    colour_img = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    smooth = cv2.pyrDown(colour_img)
+
+    def score(face: Face) -> float:
+        return face.fit * _plain_between(smooth, pips, face) ** 3
+
     adj, may_share = _links(pips, round_idx)
     pos = {int(g): k for k, g in enumerate(round_idx)}
     faces: list[Face] = []
@@ -472,23 +650,22 @@ def read_pip_dice(
             faces.append(Face(1, tuple(members), (float(pips.x[members[0]]),
                                                   float(pips.y[members[0]])), 0.0, 0.0, 1.0))
         else:
-            faces.extend(_split(pips, members, may_share, pos))
+            faces.extend(_split(pips, members, may_share, pos, score))
+    faces = _pair_lone_pips(pips, faces, score)
+    faces = _complete_faces(pips, faces, score, smooth)
 
     height, width = image.shape[:2]
-    colour_img = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-    smooth = cv2.pyrDown(colour_img)
     kept: list[tuple[Face, float, float]] = []  # (face, confidence, half size)
     for face in faces:
         members = list(face.members)
         contrast = float(pips.contrast[members].min())
-        roundness = float(np.median(pips.ratio[members]))
+        roundness = statistics.median(pips.ratio[members].tolist())
         conf = face.fit
         conf *= min(1.0, contrast / 60.0) ** 0.5
         conf *= max(0.0, 1.0 - max(0.0, roundness - 1.6) / 1.0)
         half = face.half_size
         edge = _stands_out(smooth, pips, face)
         plain_face = _plain_between(smooth, pips, face)
-        DBG.append((face.value, edge, conf, *face.centre, plain_face, face.fit, contrast, roundness, members))
         if plain_face < _PLAIN_MIN:
             continue
         conf *= plain_face**3
@@ -505,6 +682,8 @@ def read_pip_dice(
                 continue
             conf *= plain
             half = 2.4 * float(pips.diameter[i])
+        if conf < min(_MIN_DIE_CONFIDENCE, min_confidence):
+            continue  # too weak to be called a die at all, even an unreadable one
         kept.append((face, conf, half))
     kept = _top_faces_only(pips, kept)
 

@@ -38,6 +38,8 @@ FULL_SCORE = 0.95  # template correlation that earns full confidence
 FULL_MARGIN = 0.25  # lead over the runner-up face that earns full confidence
 REFINE_BELOW = 0.75  # confidence under which other angles are tried too
 REFINE_ANGLES = tuple(7.5 * k for k in range(-5, 7) if k)  # the whole quarter turn
+KMEANS_POINTS_PER_DIE = 120  # k-means on a sample of a blob's pixels
+MAX_BLOB_DICE = 16  # a bigger blob is a hand or an arm, not dice
 KMEANS_TRIES = 6  # touching dice: k-means restarts (one try often lands in a poor split)
 
 
@@ -52,7 +54,6 @@ class _Bank:
     sets: list[str]
     set_logs: np.ndarray  # (S, 3) log(body / mat)
     chroma: np.ndarray  # (3,) unit, zero-mean mat chroma direction (BGR)
-    mat_norm: float
     per_set: dict[str, tuple[np.ndarray, list[str], np.ndarray, np.ndarray]]
     # set -> (templates (4F, t*t) normalised, faces (F), face index per row (4F), quarter turn (4F))
     oriented: dict[tuple[str, str], bool]  # does the face's quarter turn matter?
@@ -99,7 +100,7 @@ def _bank(profile: Profile) -> _Bank:
                 np.array(face_idx),
                 np.array(turns),
             )
-    bank = _Bank(sets, set_logs, chroma, norm, per_set, oriented)
+    bank = _Bank(sets, set_logs, chroma, per_set, oriented)
     profile._cache["bank"] = bank
     return bank
 
@@ -129,7 +130,9 @@ def foreground_mask(
 ) -> np.ndarray:
     """uint8 mask (255 = not mat) of every ``step``-th pixel of the view."""
     bank = _bank(profile)
-    small = np.ascontiguousarray(view[::step, ::step])
+    h, w = view.shape[:2]
+    size = ((w + step - 1) // step, (h + step - 1) // step)
+    small = view if step == 1 else cv2.resize(view, size, interpolation=cv2.INTER_NEAREST)
     score = cv2.transform(small, bank.chroma.reshape(1, 3).astype(np.float32))
     if score.ndim == 3:
         score = score[:, :, 0]
@@ -191,6 +194,8 @@ def find_dice(
         x1, y1 = min(x + w + pad, fg.shape[1]), min(y + h + pad, fg.shape[0])
         comp = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
         n = round(area / die_area)
+        if n > MAX_BLOB_DICE:  # an arm across the mat, not dice
+            continue
         cnts, _ = cv2.findContours(comp, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
         if n <= 1:
             cnt = max(cnts, key=cv2.contourArea)
@@ -201,7 +206,7 @@ def find_dice(
         centres = _split(comp, n, kernel, eroded_area)
         cen = np.array(centres, np.float64).reshape(-1, 2)
         angles = _owned_angles(cnts, cen)
-        for (cx, cy), ang in zip(centres, angles):
+        for (cx, cy), ang in zip(centres, angles, strict=True):
             found.append((cx + x0, cy + y0, ang))
     # mask pixel (i, j) sits at view pixel (step * j, step * i)
     return [DieCandidate((cx * step, cy * step), ang % 90.0 if ang < 89.999 else 0.0)
@@ -221,10 +226,13 @@ def _owned_angles(cnts: list[np.ndarray], cen: np.ndarray) -> list[float]:
         own = ((cp[:, None, :] - cen[None, :, :]) ** 2).sum(axis=2).argmin(axis=1)
         s_sum += np.bincount(own, np.sin(4 * phi), k)
         c_sum += np.bincount(own, np.cos(4 * phi), k)
-    return [(math.degrees(math.atan2(s_, c_)) / 4.0) % 90.0 for s_, c_ in zip(s_sum, c_sum)]
+    return [(math.degrees(math.atan2(s_, c_)) / 4.0) % 90.0
+            for s_, c_ in zip(s_sum, c_sum, strict=True)]
 
 
-def _split(comp: np.ndarray, n: int, kernel: np.ndarray, eroded_area: float) -> list[tuple[float, float]]:
+def _split(
+    comp: np.ndarray, n: int, kernel: np.ndarray, eroded_area: float
+) -> list[tuple[float, float]]:
     """Centres of the n dice in one blob."""
     er = cv2.erode(comp, kernel)
     m, lab, st, cen = cv2.connectedComponentsWithStats(er, connectivity=8)
@@ -236,7 +244,7 @@ def _split(comp: np.ndarray, n: int, kernel: np.ndarray, eroded_area: float) -> 
         # Erosion did not explain the blob: k-means over the whole blob.
         ys, xs = np.nonzero(comp)
         return _kmeans(np.column_stack([xs, ys]).astype(np.float32), n)
-    for (j, _a), k in zip(parts, counts):
+    for (j, _a), k in zip(parts, counts, strict=True):
         if k == 1:
             centres.append((float(cen[j][0]), float(cen[j][1])))
         else:
@@ -249,8 +257,10 @@ def _kmeans(pts: np.ndarray, k: int) -> list[tuple[float, float]]:
     """k-means (k-means++ seeds, best of several tries; deterministic)."""
     if len(pts) < k:
         return []
-    crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 50, 0.01)
+    crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.05)
     cv2.setRNGSeed(12345)
+    every = max(1, len(pts) // (KMEANS_POINTS_PER_DIE * k))
+    pts = pts[::every]
     _c, _l, centres = cv2.kmeans(pts.astype(np.float32), k, None, crit, KMEANS_TRIES,
                                  cv2.KMEANS_PP_CENTERS)
     return [(float(x), float(y)) for x, y in centres]
@@ -383,7 +393,7 @@ def read_symbol_dice(
         if not idx:
             continue
         scores = _scores([grays[i] for i in idx], tmpl, t, margin)
-        for row, i in zip(scores, idx):
+        for row, i in zip(scores, idx, strict=True):
             results[i] = _decide(row, faces, face_idx, turns, s, profile, bank, cands[i],
                                  side, spec, set_conf[i])
     # A die read without much confidence may be turned otherwise than its outline said
@@ -397,7 +407,7 @@ def read_symbol_dice(
         cand = cands[i]
         tries = [DieCandidate(cand.centre, (cand.angle + d) % 90.0) for d in REFINE_ANGLES]
         crops = [crop_die(gray, c.centre, c.angle, profile, spec, margin) for c in tries]
-        for row, c in zip(_scores(crops, tmpl, t, margin), tries):
+        for row, c in zip(_scores(crops, tmpl, t, margin), tries, strict=True):
             alt = _decide(row, faces, face_idx, turns, s, profile, bank, c, side, spec,
                           set_conf[i])
             if alt[1] > res[1]:

@@ -82,7 +82,11 @@ def _aruco_dictionary() -> Any:
     return cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, ARUCO_DICT))
 
 
-def seat_zones_mm(spec: MatSpec = DEFAULT_MAT) -> list[tuple[str, tuple[float, float, float, float]]]:
+Box = tuple[float, float, float, float]
+RGB = tuple[int, int, int]
+
+
+def seat_zones_mm(spec: MatSpec = DEFAULT_MAT) -> list[tuple[str, Box]]:
     """(label, (x0, y0, x1, y1)) of the printed seat zones, in mm."""
     w, h = spec.width_mm, spec.height_mm
     inner = spec.margin_mm + spec.marker_mm + 8.0
@@ -224,7 +228,7 @@ def _pip_shapes(face: str) -> list[dict[str, Any]]:
     return [{"circle": [x, y, r]} for x, y in spots]
 
 
-def _set_colours(data: DiceData, set_name: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def _set_colours(data: DiceData, set_name: str) -> tuple[RGB, RGB]:
     if set_name == PIP_SET:
         return PIP_BODY, PIP_INK
     s = data.sets[set_name]
@@ -232,7 +236,9 @@ def _set_colours(data: DiceData, set_name: str) -> tuple[tuple[int, int, int], t
 
 
 @lru_cache(maxsize=512)
-def _face_texture_cached(data_id: int, set_name: str, face: str, size: int) -> tuple[np.ndarray, np.ndarray]:
+def _face_texture_cached(
+    data_id: int, set_name: str, face: str, size: int
+) -> tuple[np.ndarray, np.ndarray]:
     data = _DATA_REGISTRY[data_id]
     body_rgb, ink_rgb = _set_colours(data, set_name)
     body, ink = tuple(int(c) for c in body_rgb[::-1]), tuple(int(c) for c in ink_rgb[::-1])
@@ -271,7 +277,9 @@ def _face_texture_cached(data_id: int, set_name: str, face: str, size: int) -> t
 _DATA_REGISTRY: dict[int, DiceData] = {}
 
 
-def face_texture(data: DiceData, set_name: str, face: str, size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+def face_texture(
+    data: DiceData, set_name: str, face: str, size: int = 64
+) -> tuple[np.ndarray, np.ndarray]:
     """The upright texture (BGR) of one face and its alpha mask, size x size pixels
     (drawn large, then shrunk, so small textures stay clean)."""
     _DATA_REGISTRY[id(data)] = data
@@ -283,7 +291,9 @@ def face_texture(data: DiceData, set_name: str, face: str, size: int = 64) -> tu
 
 
 @lru_cache(maxsize=1024)
-def _shrunk(data_id: int, set_name: str, face: str, big: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+def _shrunk(
+    data_id: int, set_name: str, face: str, big: int, size: int
+) -> tuple[np.ndarray, np.ndarray]:
     tex, alpha = _face_texture_cached(data_id, set_name, face, big)
     t = cv2.resize(tex, (size, size), interpolation=cv2.INTER_AREA)
     a = cv2.resize(alpha, (size, size), interpolation=cv2.INTER_AREA)
@@ -471,7 +481,9 @@ FLAT_LIGHTING = {
 }
 
 
-def _apply_lighting(img: np.ndarray, light: dict[str, float], rng: np.random.Generator) -> np.ndarray:
+def _apply_lighting(
+    img: np.ndarray, light: dict[str, float], rng: np.random.Generator
+) -> np.ndarray:
     h, w = img.shape[:2]
     f = img.astype(np.float32)
     if light["blur"] > 0.05:
@@ -501,7 +513,8 @@ def _frame_homography(
     amount = 0.0 if perspective is False else (0.06 if perspective is True else float(perspective))
     if amount > 0:
         scale *= 1.0 - amount * 1.2
-    cx, cy = width / 2 + rng.uniform(-0.02, 0.02) * width, height / 2 + rng.uniform(-0.02, 0.02) * height
+    cx = width / 2 + rng.uniform(-0.02, 0.02) * width
+    cy = height / 2 + rng.uniform(-0.02, 0.02) * height
     rot = math.radians(rng.uniform(-3, 3)) if amount > 0 else 0.0
     dst = []
     for x, y in src:
@@ -695,7 +708,7 @@ def vault_scene(
             assert a.xy_mm is not None
             cx, cy = centre
             dx, dy = a.xy_mm[0] - cx, a.xy_mm[1] - cy
-            k = 1.0 + float(rng.uniform(0.6, 1.2))
+            k = float(rng.uniform(1.7, 2.4))
             fixed[i] = DieSpec(a.dice_set, a.kind, a.face, (cx + dx * k, cy + dy * k), a.angle)
         elif scenario == "mosaic_wrong_wild":
             other = [s for s in range(1, data.stages + 1) if s != stage]

@@ -15,8 +15,9 @@ loop's own thread:
   it); a one-line message naming it. The worker carries on with the next frame.
 - ``on_end()``: a finite source (video file, folder) ran out.
 
-``stop()`` asks the thread to finish after the current frame and waits for it; the
-source is closed on the worker's thread either way.
+``stop()`` asks the thread to finish after the current frame and waits for it
+(``await worker.aclose()`` does the same without blocking the loop); the source is
+closed on the worker's thread either way.
 """
 
 from __future__ import annotations
@@ -83,6 +84,13 @@ class VisionWorker:
         self._stop.set()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
+
+    async def aclose(self, timeout: float = 5.0) -> None:
+        """``stop()`` from a coroutine: waits for the thread without blocking the loop
+        (a camera read can take up to its timeout to give up)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            await asyncio.to_thread(self._thread.join, timeout)
 
     def _post(self, callback: Callable[..., Any] | None, *args: Any) -> None:
         if callback is None:

@@ -74,3 +74,18 @@ def test_describe_settled():
     assert describe_settled(reading) == (
         "frame 17: 2 dice: red alarm (0.88) @5,5px | 6 (0.93) @12,30mm")
     assert describe_settled(FrameReading(640, 480, (), False, 3)) == "frame 3: no dice settled"
+
+
+def test_a_profile_that_cannot_be_loaded_is_a_clear_error(capsys):
+    assert main(["watch", "synthetic", "--profile", "/nonexistent/profile"]) == 2
+    assert "cannot load profile /nonexistent/profile" in capsys.readouterr().err
+
+
+def test_no_pips_without_a_profile_is_refused(tmp_path, capsys):
+    assert main(["watch", str(photo_folder(tmp_path)), "--no-pips"]) == 2
+    assert "--no-pips needs --profile" in capsys.readouterr().err
+
+
+def test_watch_with_a_bad_settle_count(capsys):
+    assert main(["watch", "synthetic", "--settle", "0"]) == 2
+    assert "--settle" in capsys.readouterr().err

@@ -245,3 +245,18 @@ def test_picamera_that_stops_capturing_is_camera_gone(monkeypatch):
         with pytest.raises(CameraGone, match="picamera 0: 2 captures in a row failed: camera"):
             src.read()
     assert cam.closed
+
+
+def test_folder_with_images_only_in_sub_folders(tmp_path):
+    image = np.full((20, 30, 3), 128, np.uint8)
+    (tmp_path / "set" / "b").mkdir(parents=True)
+    (tmp_path / "set" / "a").mkdir()
+    cv2.imwrite(str(tmp_path / "set" / "b" / "1.png"), image)
+    cv2.imwrite(str(tmp_path / "set" / "a" / "2.png"), image)
+    with FolderSource(tmp_path / "set") as src:
+        assert [f.name for f in src] == ["a/2.png", "b/1.png"]
+    with pytest.raises(SourceError, match="no images"):
+        FolderSource(tmp_path / "set", recursive=False).open()
+    cv2.imwrite(str(tmp_path / "set" / "top.png"), image)
+    with FolderSource(tmp_path / "set") as src:
+        assert [f.name for f in src] == ["top.png"]

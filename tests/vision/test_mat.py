@@ -114,3 +114,17 @@ def test_mat_regions():
     assert outline.shape == (4, 2)
     h, w = MAT.shape[:2]
     assert np.abs(outline - [(0, 0), (w, 0), (w, h), (0, h)]).max() < 2.0
+
+
+def test_warp_matches_warp_perspective_and_same_place():
+    frame, _ = photograph(OBLIQUE_720, (1280, 720))
+    view = find_mat(frame)
+    fast = view.warp(frame)
+    slow = cv2.warpPerspective(frame, view.view_homography, DEFAULT_MAT.view_size,
+                               flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    assert np.abs(fast.astype(int) - slow.astype(int)).max() <= 8
+    assert np.abs(fast.astype(int) - slow.astype(int)).mean() < 0.5
+    assert view.same_place(find_mat(frame.copy()))
+    moved, _ = photograph([(x + 6, y) for x, y in OBLIQUE_720], (1280, 720))
+    assert not view.same_place(find_mat(moved))
+    assert not view.same_place(None)

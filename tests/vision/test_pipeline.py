@@ -198,3 +198,17 @@ def test_real_symbol_reader_with_the_shipped_profile():
         assert x0 <= nearest.centre[0] <= x1 and y0 <= nearest.centre[1] <= y1
         right += (die.dice_set, die.face) == (nearest.dice_set, nearest.face)
     assert right >= 15
+
+
+def test_pips_off_for_a_symbol_only_game():
+    image, _ = scene()
+
+    def pips(img):
+        raise AssertionError("pip reader called with pips=False")
+
+    reading = read_frame(image, profile=object(), pips=False, pip_reader=pips,
+                         symbol_reader=lambda view, prof, spec: [])
+    assert reading.dice == () and reading.mat_found
+    pipe = Pipeline(profile=object(), pips=False, pip_reader=pips,
+                    symbol_reader=lambda view, prof, spec: [])
+    assert pipe.process(image).dice == ()

@@ -186,7 +186,7 @@ def test_stop_ends_an_endless_source_cleanly():
                               pipeline=Pipeline(pip_reader=fixed_dice), max_fps=200)
         worker.start()
         await asyncio.wait_for(enough.wait(), 10)
-        worker.stop()
+        await worker.aclose()
         return worker
 
     worker = asyncio.run(main())

@@ -1,0 +1,130 @@
+"""`companion eval MANIFEST.csv [--json] [--predictions FILE]` on a few real photos (read
+in place from the shared dataset, never copied) and on broken inputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+PHOTOS = REPO.parent / "shared" / "datasets" / "dice-photos"
+JSON_KEYS = ["images", "labelled", "predicted", "matched", "precision", "recall",
+             "face_accuracy", "end_to_end", "unknown", "ms_per_image_median"]
+
+
+def real_manifest(tmp_path, per_set=3) -> tuple[Path, int, set[str]]:
+    """A manifest in tmp_path pointing (absolute paths) at a few photos of each set."""
+    rows, images = [], []
+    for name in ("webcam-white-d6", "webcam-two-d6"):
+        labels = PHOTOS / name / "labels.csv"
+        if not labels.is_file():
+            pytest.skip(f"photo set not found: {labels}")
+        with labels.open(newline="") as fh:
+            chosen: list[str] = []
+            for row in csv.DictReader(fh):
+                if row["image"] not in chosen:
+                    if len(chosen) == per_set:
+                        continue
+                    chosen.append(row["image"])
+                path = str((labels.parent / row["image"]).resolve())
+                rows.append([path, row["face"], row["x0"], row["y0"], row["x1"], row["y1"]])
+            images += [str((labels.parent / c).resolve()) for c in chosen]
+    manifest = tmp_path / "few.csv"
+    with manifest.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["image", "face", "x0", "y0", "x1", "y1"])
+        writer.writerows(rows)
+    return manifest, len(rows), set(images)
+
+
+def drawn_die_photo(path: Path, face_pips=((-1, -1), (1, 1))) -> None:
+    """A plain table with one white die showing two pips, saved as an image file."""
+    img = np.full((240, 320, 3), (120, 140, 150), np.uint8)
+    cv2.rectangle(img, (130, 90), (190, 150), (235, 238, 240), -1)
+    for gx, gy in face_pips:
+        cv2.circle(img, (160 + 16 * gx, 120 + 16 * gy), 5, (25, 25, 30), -1, cv2.LINE_AA)
+    cv2.imwrite(str(path), img)
+
+
+def test_json_figures_on_real_photos(tmp_path, capsys):
+    manifest, n_dice, _ = real_manifest(tmp_path)
+    assert main(["eval", str(manifest), "--json"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1
+    figures = json.loads(out[0])
+    assert list(figures) == JSON_KEYS
+    assert figures["images"] == 6
+    assert figures["labelled"] == n_dice
+    assert figures["matched"] <= min(figures["predicted"], figures["labelled"])
+    assert figures["precision"] >= 0.9
+    assert figures["end_to_end"] >= 0.8
+    assert figures["ms_per_image_median"] > 0
+
+
+def test_text_report_and_predictions_file(tmp_path, capsys):
+    manifest, _, images = real_manifest(tmp_path, per_set=2)
+    predictions = tmp_path / "out" / "pred.csv"
+    predictions.parent.mkdir()
+    assert main(["eval", str(manifest), "--predictions", str(predictions)]) == 0
+    text = capsys.readouterr().out
+    for needle in ("precision", "recall", "face accuracy", "end-to-end", "read as unknown",
+                   "confidently wrong", "median ms/image", "confusion"):
+        assert needle in text
+    assert len([line for line in text.splitlines() if line.startswith(("   1", "   6"))]) == 2
+    with predictions.open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["image", "face", "x0", "y0", "x1", "y1", "confidence"]
+    assert len(rows) > 1
+    for image, face, x0, y0, x1, y1, conf in rows[1:]:
+        assert image in images
+        assert face in {"1", "2", "3", "4", "5", "6", "unknown"}
+        assert int(x0) <= int(x1) and int(y0) <= int(y1)
+        assert 0.0 <= float(conf) <= 1.0
+
+
+def test_unreadable_and_truncated_images_are_named_and_skipped(tmp_path, capsys):
+    good = tmp_path / "good.png"
+    drawn_die_photo(good)
+    ok, jpeg = cv2.imencode(".jpg", cv2.imread(str(good)))
+    assert ok
+    (tmp_path / "cut.jpg").write_bytes(jpeg.tobytes()[: len(jpeg) // 2])
+    (tmp_path / "junk.jpg").write_bytes(b"this is no picture at all")
+    png = good.read_bytes()
+    (tmp_path / "cut.png").write_bytes(png[: len(png) - 40])
+    manifest = tmp_path / "labels.csv"
+    manifest.write_text("image,face,x0,y0,x1,y1\n"
+                        "good.png,2,130,90,190,150\n"
+                        "cut.jpg,2,130,90,190,150\n"
+                        "junk.jpg,5,0,0,10,10\n"
+                        "cut.png,2,130,90,190,150\n"
+                        "missing.jpg,1,0,0,10,10\n")
+    assert main(["eval", str(manifest), "--json"]) == 0
+    captured = capsys.readouterr()
+    figures = json.loads(captured.out)
+    assert figures["images"] == 1 and figures["labelled"] == 1
+    assert figures["end_to_end"] == 1.0
+    errors = captured.err.strip().splitlines()
+    for name in ("cut.jpg", "junk.jpg", "cut.png", "missing.jpg"):
+        assert len([e for e in errors if name in e]) == 1, errors
+    assert any("truncated" in e and "cut.jpg" in e for e in errors)
+    assert errors[-1] == "companion eval: 4 unreadable image(s) skipped"
+
+
+def test_missing_manifest_and_bad_rows_exit_2(tmp_path, capsys):
+    assert main(["eval", str(tmp_path / "nope.csv")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "manifest not found" in err[0] and "nope.csv" in err[0]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("image,face,x0,y0,x1,y1\nx.jpg,2,0,0,10,10\nx.jpg,9,0,0,10,10\n")
+    assert main(["eval", str(bad), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "bad.csv:3" in err[0] and "'9'" in err[0]
