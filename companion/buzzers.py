@@ -24,7 +24,6 @@ from companion.hardware.arbitration import ArbiterConfig, Press, Verdict, Window
 from companion.loop import TableLoop
 from companion.rules.state import ASSAULT
 
-
 SWITCH_INTERVAL_S = 0.001
 
 
