@@ -5,8 +5,9 @@ The script is tests/scripts/game-2p.jsonl padded with loot/undo pairs in every r
 (~240 log lines, each fsync'd), played by
 `python -m companion sim --script S --headless --log L` in a subprocess that is sent
 SIGKILL at a random moment: once the log reaches a random line, plus up to 3 ms (so
-the kills spread over the whole game however fast the disk is), or during start-up. Every script line leaves exactly one line in the log (the
-accepted event, or a `rejected` note), so the restart plays the script from the line
+the kills spread over the whole game however fast the disk is), or during start-up.
+Every script line leaves exactly one line in the log (the accepted event, or a
+`rejected` note), so the restart plays the script from the line
 after the last whole log line. A third of the runs also get a torn last line appended
 by hand (a write cut short by a power cut), which the restart must set aside.
 """
