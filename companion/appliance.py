@@ -280,7 +280,7 @@ class Appliance:
         if self.pico:
             self.pico.stop()
         if self.camera:
-            self.camera.stop()
+            await self.camera.aclose()
         if self.buttons:
             self.buttons.close()
         for dev in (self.lamps, self.bar):

@@ -50,7 +50,8 @@ class CameraInput:
             self.on_reading,
             on_camera_gone=self.on_gone,
             on_frame_error=self.on_frame_error,
-            pipeline=Pipeline(profile=profile),
+            # With a profile this is a symbol-dice table (Vault Assault): no pip reader.
+            pipeline=Pipeline(profile=profile, pips=profile is None),
             max_fps=15,
         )
         self.worker.start()
@@ -58,6 +59,11 @@ class CameraInput:
     def stop(self) -> None:
         if self.worker is not None:
             self.worker.stop()
+
+    async def aclose(self) -> None:
+        """Stop without blocking the loop (a camera read may take a while to give up)."""
+        if self.worker is not None:
+            await self.worker.aclose()
 
     # ---- on the loop's thread
     def on_reading(self, reading: FrameReading) -> None:

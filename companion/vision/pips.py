@@ -46,9 +46,6 @@ _MAX_BOUNDARY = 600
 _RING = 12  # samples on the ring around each blob
 _MIN_RING_CONTRAST = 25  # ring samples must be this much brighter (darker) than the blob
 _RING_SKIP = 1  # ... all but this many (a neighbouring pip, the die's edge)
-# Weaker blobs (a pip at the die's edge, its ring partly on the table) only ever complete
-# a face that strong pips started.
-_WEAK_RING_CONTRAST = 12
 # Top-face pips.
 _MAX_ROUND_RATIO = 2.3  # major / minor axis; flatter blobs are pips seen edge-on
 # Pips of one face look alike: axis ratios within a factor _SHAPE_DIFF, and when both are
@@ -238,7 +235,7 @@ def find_pip_candidates(image: np.ndarray) -> Pips:
         ring_diff = src[ys, xs].astype(np.int16) - centre_val[:, None]
         # the weakest but _RING_SKIP: a neighbouring pip may cover a sample, a line two
         ring_contrast = np.partition(ring_diff, _RING_SKIP, axis=1)[:, _RING_SKIP]
-        ok = np.nonzero(ring_contrast >= _WEAK_RING_CONTRAST)[0]
+        ok = np.nonzero(ring_contrast >= _MIN_RING_CONTRAST)[0]
         if len(ok) == 0:
             continue
         ring_bgr = np.median(colour_img[ys[ok], xs[ok]].astype(float), axis=1)
@@ -510,54 +507,6 @@ def _pair_lone_pips(p: Pips, faces: list[Face], score: Callable[[Face], float]) 
     return out
 
 
-def _complete_faces(
-    p: Pips, faces: list[Face], score: Callable[[Face], float], smooth: np.ndarray
-) -> list[Face]:
-    """A face whose empty layout points are not all plain probably lost a pip or two
-    (low contrast at the die's edge, a pip taken for a lone one): try adding nearby weak
-    blobs and lone pips, and keep the bigger face if it fits with every empty point plain."""
-    used = {i for f in faces if f.value > 1 for i in f.members}
-    lone = {f.members[0]: f for f in faces if f.value == 1}
-    pool = [i for i in range(len(p)) if i not in used]
-    out = list(faces)
-    for face in faces:
-        if face.value < 2 or face.value == 6 or face not in out:
-            continue
-        current = score(face)
-        if current >= face.fit * 0.999:  # every empty point plain: nothing missing
-            continue
-        members = list(face.members)
-        d = float(p.diameter[members].mean())
-        colour = _face_colour(p, members)
-        reach = 1.9 * face.half_size / 2.3  # pips lie within sqrt(2) grid steps
-        near = [
-            i
-            for i in pool
-            if i not in members
-            and p.polarity[i] == p.polarity[members[0]]
-            and math.hypot(p.x[i] - face.centre[0], p.y[i] - face.centre[1]) <= reach
-            and 1 / _MAX_SIZE_RATIO <= p.diameter[i] / d <= _MAX_SIZE_RATIO
-            and float(np.linalg.norm(p.colour[i] - colour)) <= _MAX_COLOUR_DIFF
-        ]
-        best, best_score = None, current
-        for k in range(1, min(len(near), 6 - face.value) + 1):
-            for extra in itertools.combinations(near, k):
-                bigger = _try(p, members + list(extra))
-                if bigger is None:
-                    continue
-                bigger_score = score(bigger)
-                if bigger_score >= bigger.fit * 0.999 and bigger_score > best_score:
-                    best, best_score = bigger, bigger_score
-        if best is None:
-            continue
-        out[out.index(face)] = best
-        for i in best.members:
-            if i in lone and lone[i] in out:
-                out.remove(lone[i])
-        pool = [i for i in pool if i not in best.members]
-    return out
-
-
 def _share_like_rays(
     smooth: np.ndarray,
     centre: tuple[float, float],
@@ -628,8 +577,7 @@ def read_pip_dice(
     pips = find_pip_candidates(image)
     if len(pips) == 0:
         return []
-    strong = pips.contrast >= _MIN_RING_CONTRAST
-    round_idx = np.nonzero((pips.ratio <= _MAX_ROUND_RATIO) & strong)[0]
+    round_idx = np.nonzero(pips.ratio <= _MAX_ROUND_RATIO)[0]
     if len(round_idx) == 0:
         return []
     colour_img = image if image.ndim == 3 else cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
@@ -652,7 +600,6 @@ def read_pip_dice(
         else:
             faces.extend(_split(pips, members, may_share, pos, score))
     faces = _pair_lone_pips(pips, faces, score)
-    faces = _complete_faces(pips, faces, score, smooth)
 
     height, width = image.shape[:2]
     kept: list[tuple[Face, float, float]] = []  # (face, confidence, half size)
