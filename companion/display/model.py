@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from companion.display.animations import WORDS
 from companion.display.font import GLYPH_H, text_pixels, text_width
 from companion.display.frame import HEIGHT, WIDTH, Frame
 from companion.rules.engine import current_round, total_turns
@@ -39,19 +40,14 @@ STAGE_X = (0, 5, 10, 15)
 SEAT_X = (21, 25, 29)
 PIECE_OFFSETS = ((0, 0), (2, 0), (0, 2), (2, 2))  # TL, TR, BL, BR
 
+# The animated flashes' words (companion.display.animations), plus the referee's others.
 FLASH_WORDS = {
-    "go": "GO!",
-    "bang": "BANG!",
-    "hostage": "HOSTAGE!",
-    "escaped": "ESCAPED!",
-    "arrested": "ARRESTED!",
-    "empty": "EMPTY!",
+    **WORDS,
     "false_start": "FALSE START",
     "diamond": "DIAMOND!",
     "trap": "TRAP!",
     "alarm": "ALARM!",
     "stage": "STAGE",
-    "photo_finish": "PHOTO!",
     "stuck": "STUCK!",
     "camera_gone": "NO CAMERA",
 }

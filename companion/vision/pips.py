@@ -1,21 +1,32 @@
 """Reading ordinary pip dice: find every die in a BGR frame and count its top face.
 
-No calibration and no scale hint: the reader works from the pips themselves.
+No calibration and no scale hint: the reader works from the pips themselves, so dice
+from ~40 to ~200 px across and pips darker or lighter than the die all read the same way.
 
-1. Pip candidates. Blobs that are darker than their neighbourhood (black pips on a white
-   die) and blobs that are lighter (cream pips on a red die) come from two adaptive
-   thresholds of the grey image. A blob is kept when it is compact and every point of a
-   ring just outside it contrasts with it (wood grain and edges fail that).
-2. Top-face pips. Pips on the side faces are seen edge-on and look like slits; the top
-   face is the one facing the camera, so its pips are the roundest. Only round blobs are
-   grouped into faces; the slits are ignored.
-3. Faces. Round pips of the same polarity, size and surrounding colour link up when they
-   are closer than a face's diagonal (measured in pip diameters). Each linked group must
-   fit a die face's layout (1..6 pips on the 3x3 grid, seen through an affine view that is
-   nearly square); groups that do not fit (touching dice) are split into the best-fitting
-   faces. A lone pip is a "1" only if it sits on a plain patch of die face.
-4. Confidence. From the layout fit and the pips' contrast and roundness; a face below
-   ``min_confidence`` is reported as "unknown".
+1. Pip candidates. The green channel (it tells red from cream as well as black from
+   white) is smoothed and compared with its local mean: blobs darker than it (black pips
+   on a white die) and blobs lighter (cream pips on a red die) are traced, at C and again
+   at 2C (which parts pips that merged). A blob is kept when it is compact and all but
+   one point of a ring just outside it contrast with it (wood grain, edges and noise fail
+   that). Blobs holding smaller blobs are die faces, not pips.
+2. Top-face pips. Pips on the side faces are seen edge-on and look like slits: blobs
+   flatter than _MAX_ROUND_RATIO are ignored.
+3. Faces. Round pips of the same polarity, size, shape and surrounding colour link up
+   when closer than a face's diagonal (in pip diameters). A linked group must fit a die
+   face's layout (1..6 pips on the 3x3 grid, seen through a nearly square affine view);
+   a group that does not (touching dice, a side pip joining in) gives up its
+   best-scoring faces one by one. Lone twin pips a little further apart may make a 2
+   (dice with small pips).
+4. Checks. A face's empty layout points must show the face's colour (else a pip was
+   missed: the confidence drops, or it is no face at all); the die must stand out from
+   what surrounds it (else it is a pattern on the table); a lone pip is a "1" only on a
+   plain patch of die face. Of two faces on one die (centres closer than a die), the one
+   with flatter or much smaller pips is a side face and is dropped.
+5. Confidence. From the layout fit, the pips' contrast and roundness and the plain
+   check; a face below ``min_confidence`` is reported as "unknown", and below
+   _MIN_DIE_CONFIDENCE not at all.
+
+Measured on the real photo sets by ``benchmarks/pip_accuracy.py`` and ``companion eval``.
 """
 
 from __future__ import annotations
@@ -34,14 +45,18 @@ from companion.vision.types import UNKNOWN, DieReading
 DEFAULT_MIN_CONFIDENCE = 0.5
 # Below this a pip group is not reported at all; between it and min_confidence it is a
 # die whose face is "unknown".
-_MIN_DIE_CONFIDENCE = 0.3
+_MIN_DIE_CONFIDENCE = 0.35
 
 # Blob finding.
 _BLOCK = 51  # adaptive-threshold window (px): larger than the largest pip expected
 _C = 25  # grey levels a pip must differ from its neighbourhood's mean
-_MIN_AREA = 14  # px: pips of 40 px dice are ~ 45 px in area
+_MIN_AREA = 9  # px: a pip 3.4 px across (pips of 40 px dice are 15-45 px in area)
+# Sensor noise makes small blobs of middling contrast: blobs under _SMALL_AREA px need
+# _SMALL_RING_CONTRAST (a real small pip still stands out clearly).
+_SMALL_AREA = 20
+_SMALL_RING_CONTRAST = 45
 _MAX_AREA = 3000  # px: pips of 200 px dice are ~ 1100 px in area
-_MIN_BOUNDARY = 12  # outline pixels of a _MIN_AREA blob, at the least
+_MIN_BOUNDARY = 8  # outline pixels of the smallest blob, at the least
 _MAX_BOUNDARY = 600
 _RING = 12  # samples on the ring around each blob
 _MIN_RING_CONTRAST = 25  # ring samples must be this much brighter (darker) than the blob
@@ -181,7 +196,6 @@ def find_pip_candidates(image: np.ndarray) -> Pips:
     ksize = 3 if max(grey.shape) <= 1000 else 5
     grey = cv2.GaussianBlur(grey, (ksize, ksize), 0)
     local_mean = cv2.blur(grey, (_BLOCK, _BLOCK), borderType=cv2.BORDER_REPLICATE)
-    height, width = grey.shape
     parts: list[tuple] = []
     for polarity in (0, 1):
         # dark pips: mean - grey >= C; light pips: grey - mean >= C (saturating uint8)
@@ -189,80 +203,123 @@ def find_pip_candidates(image: np.ndarray) -> Pips:
             src, diff = grey, cv2.subtract(local_mean, grey)
         else:
             src, diff = 255 - grey, cv2.subtract(grey, local_mean)
-        _, mask = cv2.threshold(diff, _C - 1, 1, cv2.THRESH_BINARY)
-        # contours are ~10x faster than labelling the whole frame; the boundary length
-        # is free and rules out specks and long streaks before any other work
-        # (CCOMP: blobs inside another blob's hole, like pips ringed by a die's shadow,
-        # are outer outlines too; the holes' own outlines are dropped)
-        contours, hierarchy = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE)
-        if hierarchy is None:
-            continue
-        contours = [
-            c
-            for c, link in zip(contours, hierarchy[0], strict=True)
-            if link[3] < 0 and _MIN_BOUNDARY <= len(c) <= _MAX_BOUNDARY
-        ]
-        if not contours:
-            continue
-        boxes = np.array([cv2.boundingRect(c) for c in contours], float).reshape(-1, 4)
-        # pixels inside a traced outline (Pick's theorem): polygon area + boundary / 2 + 1
-        area = np.array([cv2.contourArea(c) + len(c) / 2 + 1 for c in contours])
-        w, h = boxes[:, 2], boxes[:, 3]
-        keep = np.nonzero(
-            (area >= _MIN_AREA)
-            & (area <= _MAX_AREA)
-            & (area >= 0.35 * w * h)
-            & (np.maximum(w, h) <= 4 * np.minimum(w, h) + 2)
-        )[0]
-        if len(keep) == 0:
-            continue
-        # centre of each outline (polygon moments: cheap) for the ring test
-        moms = [cv2.moments(contours[i]) for i in keep]
-        box_cx = boxes[keep, 0] + (w[keep] - 1) / 2
-        box_cy = boxes[keep, 1] + (h[keep] - 1) / 2
-        m00 = np.array([m["m00"] for m in moms])
-        safe = np.where(m00 > 0, m00, 1.0)
-        cx = np.where(m00 > 0, np.array([m["m10"] for m in moms]) / safe, box_cx)
-        cy = np.where(m00 > 0, np.array([m["m01"] for m in moms]) / safe, box_cy)
-        radius = 0.5 * np.maximum(w[keep], h[keep])
-        ring = 1.25 * radius + 1.5
-        xs = np.clip(np.rint(cx[:, None] + ring[:, None] * _COS), 0, width - 1).astype(int)
-        ys = np.clip(np.rint(cy[:, None] + ring[:, None] * _SIN), 0, height - 1).astype(int)
-        centre_val = src[
-            np.clip(np.rint(cy), 0, height - 1).astype(int),
-            np.clip(np.rint(cx), 0, width - 1).astype(int),
-        ].astype(np.int16)
-        ring_diff = src[ys, xs].astype(np.int16) - centre_val[:, None]
-        # the weakest but _RING_SKIP: a neighbouring pip may cover a sample, a line two
-        ring_contrast = np.partition(ring_diff, _RING_SKIP, axis=1)[:, _RING_SKIP]
-        ok = np.nonzero(ring_contrast >= _MIN_RING_CONTRAST)[0]
-        if len(ok) == 0:
-            continue
-        ring_bgr = np.median(colour_img[ys[ok], xs[ok]].astype(float), axis=1)
-        for k, j in enumerate(ok):
-            # the blob's own pixels give its ellipse (a traced outline runs through the
-            # boundary pixels' centres: too thin for small pips)
-            x, y, bw, bh = (int(v) for v in boxes[keep[j]])
-            blob = np.zeros((bh, bw), np.uint8)
-            cv2.drawContours(blob, contours, int(keep[j]), 1, thickness=-1, offset=(-x, -y))
-            m = cv2.moments(blob, binaryImage=True)
-            if m["m00"] <= 0:
-                continue
-            bx, by = x + m["m10"] / m["m00"], y + m["m01"] / m["m00"]
-            mu20, mu02, mu11 = m["mu20"] / m["m00"], m["mu02"] / m["m00"], m["mu11"] / m["m00"]
-            half_diff = math.sqrt(((mu20 - mu02) / 2) ** 2 + mu11**2)
-            l1 = (mu20 + mu02) / 2 + half_diff
-            l2 = (mu20 + mu02) / 2 - half_diff
-            major = 4 * math.sqrt(max(l1, 1e-6))
-            minor = 4 * math.sqrt(max(l2, 1e-6))
-            theta = 0.5 * math.atan2(2 * mu11, mu20 - mu02)
-            parts.append((polarity, bx, by, major, minor, theta, ring_contrast[j], *ring_bgr[k]))
+        found = _blobs(src, diff, _C, colour_img, polarity, None)
+        # again at 2C: that parts pips which merged at C (close pips, a blurred frame);
+        # blobs that are only the core of one found at C are skipped
+        found += _blobs(src, diff, 2 * _C, colour_img, polarity, np.array(found).reshape(-1, 10))
+        parts += found
     if not parts:
         return _empty_pips()
     a = np.array(parts, float)
     a = a[_not_containers(a)]
     a = a[np.lexsort((a[:, 1], a[:, 2]))]  # top to bottom, left to right: order-free output
     return Pips(*(a[:, k] for k in range(7)), a[:, 7:10])
+
+
+def _blobs(
+    src: np.ndarray,
+    diff: np.ndarray,
+    threshold: int,
+    colour_img: np.ndarray,
+    polarity: int,
+    found: np.ndarray | None,
+) -> list[tuple]:
+    """Pip-like blobs where ``diff`` >= threshold, as rows of Pips' fields; none within
+    half a diameter of a blob in ``found``."""
+    height, width = src.shape
+    _, mask = cv2.threshold(diff, threshold - 1, 1, cv2.THRESH_BINARY)
+    # contours are ~10x faster than labelling the whole frame; the boundary length is
+    # free and rules out specks and long streaks before any other work (CCOMP: blobs
+    # inside another blob's hole, like pips ringed by a die's shadow, are outer outlines
+    # too; the holes' own outlines are dropped)
+    contours, hierarchy = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE)
+    if hierarchy is None:
+        return []
+    contours = [
+        c
+        for c, link in zip(contours, hierarchy[0], strict=True)
+        if link[3] < 0 and _MIN_BOUNDARY <= len(c) <= _MAX_BOUNDARY
+    ]
+    if not contours:
+        return []
+    boxes, area, cx_all, cy_all = _outline_stats(contours)
+    w, h = boxes[:, 2], boxes[:, 3]
+    ok_shape = (
+        (area >= _MIN_AREA)
+        & (area <= _MAX_AREA)
+        & (area >= 0.35 * w * h)
+        & (np.maximum(w, h) <= 4 * np.minimum(w, h) + 2)
+    )
+    if found is not None and len(found):
+        near = np.hypot(
+            cx_all[:, None] - found[None, :, 1], cy_all[:, None] - found[None, :, 2]
+        ) < 0.5 * np.sqrt(found[None, :, 3] * found[None, :, 4])
+        ok_shape &= ~near.any(axis=1)
+    keep = np.nonzero(ok_shape)[0]
+    if len(keep) == 0:
+        return []
+    cx, cy = cx_all[keep], cy_all[keep]
+    radius = 0.5 * np.maximum(w[keep], h[keep])
+    ring = 1.25 * radius + 1.5
+    xs = np.clip(np.rint(cx[:, None] + ring[:, None] * _COS), 0, width - 1).astype(int)
+    ys = np.clip(np.rint(cy[:, None] + ring[:, None] * _SIN), 0, height - 1).astype(int)
+    centre_val = src[
+        np.clip(np.rint(cy), 0, height - 1).astype(int),
+        np.clip(np.rint(cx), 0, width - 1).astype(int),
+    ].astype(np.int16)
+    ring_diff = src[ys, xs].astype(np.int16) - centre_val[:, None]
+    # the weakest but _RING_SKIP: a neighbouring pip may cover a sample, a line two
+    ring_contrast = np.partition(ring_diff, _RING_SKIP, axis=1)[:, _RING_SKIP]
+    ok = np.nonzero(
+        (ring_contrast >= _MIN_RING_CONTRAST)
+        & ((area[keep] >= _SMALL_AREA) | (ring_contrast >= _SMALL_RING_CONTRAST))
+    )[0]
+    if len(ok) == 0:
+        return []
+    ring_bgr = np.median(colour_img[ys[ok], xs[ok]].astype(float), axis=1)
+    rows = []
+    for k, j in enumerate(ok):
+        # the blob's own pixels give its ellipse (a traced outline runs through the
+        # boundary pixels' centres: too thin for small pips)
+        x, y, bw, bh = (int(v) for v in boxes[keep[j]])
+        blob = np.zeros((bh, bw), np.uint8)
+        cv2.drawContours(blob, [contours[keep[j]]], 0, 1, thickness=-1, offset=(-x, -y))
+        m = cv2.moments(blob, binaryImage=True)
+        if m["m00"] <= 0:
+            continue
+        bx, by = x + m["m10"] / m["m00"], y + m["m01"] / m["m00"]
+        mu20, mu02, mu11 = m["mu20"] / m["m00"], m["mu02"] / m["m00"], m["mu11"] / m["m00"]
+        half_diff = math.sqrt(((mu20 - mu02) / 2) ** 2 + mu11**2)
+        l1 = (mu20 + mu02) / 2 + half_diff
+        l2 = (mu20 + mu02) / 2 - half_diff
+        major = 4 * math.sqrt(max(l1, 1e-6))
+        minor = 4 * math.sqrt(max(l2, 1e-6))
+        theta = 0.5 * math.atan2(2 * mu11, mu20 - mu02)
+        rows.append((polarity, bx, by, major, minor, theta, ring_contrast[j], *ring_bgr[k]))
+    return rows
+
+
+def _outline_stats(contours) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For traced outlines, all at once: boxes (x, y, w, h), pixel counts (by Pick's
+    theorem: polygon area + boundary / 2 + 1) and centres (of the polygon; of the box
+    for degenerate outlines)."""
+    lens = np.array([len(c) for c in contours])
+    pts = np.concatenate(contours).reshape(-1, 2).astype(np.float64)
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    x, y = pts[:, 0], pts[:, 1]
+    x0, x1 = np.minimum.reduceat(x, starts), np.maximum.reduceat(x, starts)
+    y0, y1 = np.minimum.reduceat(y, starts), np.maximum.reduceat(y, starts)
+    nxt = np.arange(1, len(pts) + 1)
+    nxt[starts + lens - 1] = starts
+    cross = x * y[nxt] - x[nxt] * y
+    twice_area = np.add.reduceat(cross, starts)
+    area = np.abs(twice_area) / 2 + lens / 2 + 1
+    boxes = np.column_stack([x0, y0, x1 - x0 + 1, y1 - y0 + 1])
+    ok = np.abs(twice_area) > 1e-9
+    safe = np.where(ok, twice_area, 1.0)
+    cx = np.where(ok, np.add.reduceat((x + x[nxt]) * cross, starts) / (3 * safe), (x0 + x1) / 2)
+    cy = np.where(ok, np.add.reduceat((y + y[nxt]) * cross, starts) / (3 * safe), (y0 + y1) / 2)
+    return boxes, area, cx, cy
 
 
 def _not_containers(a: np.ndarray) -> np.ndarray:
@@ -288,7 +345,7 @@ class FaceFit:
     axes: np.ndarray | None  # 2x2, None for a lone pip
 
 
-def _fit_grid(points: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] | None:
+def _fit_grid(points: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """Best affine fit of 4, 5 or 6 points to their layout: (sum sq err, 2x2, offset)."""
     n = len(points)
     xp = points[_PERMS[n]]  # (P, n, 2)
@@ -444,19 +501,21 @@ def _split(
     faces: list[Face] = []
     left = list(comp)
     budget = _SPLIT_BUDGET
+    tried: dict[tuple[int, ...], tuple[Face | None, float]] = {}
     while left and budget > 0:
         best: Face | None = None
         best_score = 0.0
         for k in range(min(6, len(left)), 1, -1):
             for subset in _cliques(left, nbrs, k):
-                budget -= 1
-                if budget <= 0:
-                    break
-                face = _try(p, subset)
-                if face is None:
-                    continue
-                face_score = score(face)
-                if face_score > best_score:
+                key = tuple(subset)
+                if key not in tried:
+                    budget -= 1
+                    if budget <= 0:
+                        break
+                    face = _try(p, subset)
+                    tried[key] = (face, 0.0 if face is None else score(face))
+                face, face_score = tried[key]
+                if face is not None and face_score > best_score:
                     best, best_score = face, face_score
             if best is not None or budget <= 0:
                 break
@@ -623,7 +682,8 @@ def read_pip_dice(
         if face.value == 1:
             i = members[0]
             plain = _plain_around(smooth, pips, i)
-            if plain < 0.75 or roundness > 1.6 or contrast < 40:
+            small = pips.major[i] * pips.minor[i] * math.pi / 4 < _SMALL_AREA
+            if plain < 0.75 or roundness > 1.6 or contrast < 40 or small:
                 continue
             if edge < _EDGE_MIN_LONE:
                 continue
@@ -676,8 +736,10 @@ def _top_faces_only(
         for b in range(n):
             if a == b or not same_die[a, b]:
                 continue
-            if flat[b] > flat[a] + _FLATTER or (
-                flat[b] > flat[a] - _FLATTER and size[b] < size[a] / _SMALLER
+            # b is a side face if its pips are flatter (and not much bigger: tiny blobs
+            # look round whatever their shape), or much smaller
+            if (flat[b] > flat[a] + _FLATTER and size[a] >= size[b] / _SMALLER) or (
+                size[b] < size[a] / _SMALLER
             ):
                 drop[b] = True
     return [f for f, d in zip(faces, drop, strict=True) if not d]

@@ -40,7 +40,7 @@ REFINE_BELOW = 0.75  # confidence under which other angles are tried too
 REFINE_ANGLES = tuple(7.5 * k for k in range(-5, 7) if k)  # the whole quarter turn
 KMEANS_POINTS_PER_DIE = 120  # k-means on a sample of a blob's pixels
 MAX_BLOB_DICE = 16  # a bigger blob is a hand or an arm, not dice
-KMEANS_TRIES = 6  # touching dice: k-means restarts (one try often lands in a poor split)
+KMEANS_TRIES = 3  # touching dice: k-means restarts (one try often lands in a poor split)
 
 
 @dataclass(frozen=True)
@@ -133,14 +133,16 @@ def foreground_mask(
     h, w = view.shape[:2]
     size = ((w + step - 1) // step, (h + step - 1) // step)
     small = view if step == 1 else cv2.resize(view, size, interpolation=cv2.INTER_NEAREST)
+    # Projection on the mat's chroma, saturated to 0..255 (negative: surely not mat).
     score = cv2.transform(small, bank.chroma.reshape(1, 3).astype(np.float32))
     if score.ndim == 3:
         score = score[:, :, 0]
     med = float(np.median(score[::4, ::4]))
     if med <= 0:  # no mat chroma at all: not our mat, read nothing
         return np.zeros(small.shape[:2], np.uint8)
-    fg = (score < 0.4 * med).astype(np.uint8) * 255
-    fg[_markers_for(view, fg.shape, step, profile, spec) > 0] = 0
+    fg = cv2.compare(score, 0.4 * med, cv2.CMP_LT)
+    mm = _markers_for(view, fg.shape, step, profile, spec)
+    fg = cv2.bitwise_and(fg, cv2.bitwise_not(mm))
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
     return fg
 
@@ -180,32 +182,37 @@ def find_dice(
         fg = foreground_mask(view, profile, spec, step)
     side = profile.dice.die_mm * spec.px_per_mm / step
     die_area = side * side * 0.96
-    n_lab, labels, stats, _cent = cv2.connectedComponentsWithStats(fg, connectivity=8)
     found: list[tuple[float, float, float]] = []
     r = max(1, round(0.12 * side))
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
     eroded_area = (side - 2 * r) ** 2 * 0.95
-    for i in range(1, n_lab):
-        x, y, w, h, area = stats[i]
-        if area < 0.55 * die_area:
+    # Blobs by their outlines (much cheaper than labelling every pixel).
+    outlines, _ = cv2.findContours(fg, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    for outline in outlines:
+        x, y, w, h = cv2.boundingRect(outline)
+        if w * h < 0.55 * die_area:
             continue
         pad = 2
-        x0, y0 = max(x - pad, 0), max(y - pad, 0)
-        x1, y1 = min(x + w + pad, fg.shape[1]), min(y + h + pad, fg.shape[0])
-        comp = (labels[y0:y1, x0:x1] == i).astype(np.uint8)
+        x0, y0 = x - pad, y - pad
+        comp = np.zeros((h + 2 * pad, w + 2 * pad), np.uint8)
+        cv2.drawContours(comp, [outline], -1, 1, -1, offset=(-x0, -y0))
+        # Only the blob's own pixels: not the holes and gaps its outline encloses.
+        comp[pad:pad + h, pad:pad + w] &= fg[y:y + h, x:x + w] > 0
+        area = cv2.countNonZero(comp)
+        if area < 0.55 * die_area:
+            continue
         n = round(area / die_area)
         if n > MAX_BLOB_DICE:  # an arm across the mat, not dice
             continue
-        cnts, _ = cv2.findContours(comp, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        cnt = outline - np.array([x0, y0], outline.dtype)
         if n <= 1:
-            cnt = max(cnts, key=cv2.contourArea)
             (cx, cy), _sz, a = cv2.minAreaRect(cnt)
             ang = _contour_angle(cnt.reshape(-1, 2).astype(np.float64))
             found.append((cx + x0, cy + y0, a % 90.0 if ang is None else ang))
             continue
         centres = _split(comp, n, kernel, eroded_area)
         cen = np.array(centres, np.float64).reshape(-1, 2)
-        angles = _owned_angles(cnts, cen)
+        angles = _owned_angles([cnt], cen)
         for (cx, cy), ang in zip(centres, angles, strict=True):
             found.append((cx + x0, cy + y0, ang))
     # mask pixel (i, j) sits at view pixel (step * j, step * i)
@@ -235,20 +242,26 @@ def _split(
 ) -> list[tuple[float, float]]:
     """Centres of the n dice in one blob."""
     er = cv2.erode(comp, kernel)
-    m, lab, st, cen = cv2.connectedComponentsWithStats(er, connectivity=8)
-    centres: list[tuple[float, float]] = []
-    parts = [(j, int(st[j, cv2.CC_STAT_AREA])) for j in range(1, m)]
-    parts = [(j, a) for j, a in parts if a >= 0.35 * eroded_area]
-    counts = [max(1, round(a / eroded_area)) for _j, a in parts]
+    cores, _ = cv2.findContours(er, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    parts = []
+    for core in cores:
+        m = cv2.moments(core)
+        a = m["m00"] + 0.5 * cv2.arcLength(core, True) + 1.0  # pixels, not polygon area
+        if a >= 0.35 * eroded_area:
+            parts.append((core, a, m))
+    counts = [max(1, round(a / eroded_area)) for _c, a, _m in parts]
     if not parts or sum(counts) != n:
         # Erosion did not explain the blob: k-means over the whole blob.
         ys, xs = np.nonzero(comp)
         return _kmeans(np.column_stack([xs, ys]).astype(np.float32), n)
-    for (j, _a), k in zip(parts, counts, strict=True):
-        if k == 1:
-            centres.append((float(cen[j][0]), float(cen[j][1])))
+    centres: list[tuple[float, float]] = []
+    for (core, _a, m), k in zip(parts, counts, strict=True):
+        if k == 1 and m["m00"] > 0:
+            centres.append((m["m10"] / m["m00"], m["m01"] / m["m00"]))
         else:
-            ys, xs = np.nonzero(lab == j)
+            part = np.zeros_like(comp)
+            cv2.drawContours(part, [core], -1, 1, -1)
+            ys, xs = np.nonzero(part & er)
             centres.extend(_kmeans(np.column_stack([xs, ys]).astype(np.float32), k))
     return centres
 
@@ -320,7 +333,9 @@ def _local_mat(view: np.ndarray, fg: np.ndarray, profile: Profile,
     bg = cv2.erode(bg, np.ones((3, 3), np.uint8))  # keep off the dice's edges and shadows
     num = cv2.blur(small * bg[:, :, None], (9, 9))
     den = cv2.blur(bg, (9, 9))[:, :, None]
-    glob = np.median(small[bg > 0], axis=0) if bg.any() else np.array(profile.mat_colour)
+    n_bg = float(bg.sum())
+    glob = ((small * bg[:, :, None]).sum(axis=(0, 1)) / n_bg if n_bg
+            else np.array(profile.mat_colour, np.float32))
     local = np.where(den > 0.05, num / np.maximum(den, 1e-6), glob)
     return local, f
 

@@ -57,7 +57,8 @@ def test_tally_and_winners_with_ties_shared():
     assert "already tallied" in reject(s, {"type": "tally", "seat": 0, "cash": 1}).rejection
 
 
-def test_diamonds_count_40000_each():
+def over_with_one_diamond_for_seat_1():
+    """A 2-player game played out in which seat 1 found the diamond in the first turn."""
     s = play(
         new_game(2),
         {"type": "heist_hide", "row": ROW5},
@@ -67,6 +68,11 @@ def test_diamonds_count_40000_each():
     )
     while s.phase != GAME_OVER:
         s = escape_turn(s)
+    return s
+
+
+def test_diamonds_count_40000_each():
+    s = over_with_one_diamond_for_seat_1()
     s = play(
         {"type": "tally", "seat": 0, "cash": 70000},
         {"type": "tally", "seat": 1, "cash": 0},
@@ -77,15 +83,7 @@ def test_diamonds_count_40000_each():
 
 
 def test_sticky_fingers_from_seat_or_box_once():
-    s = play(
-        new_game(2),
-        {"type": "heist_hide", "row": ROW5},
-        {"type": "heist_attempt", "flips": [{"seat": 1, "position": 2}]},
-        {"type": "assault_start"},
-        {"type": "buzz", "seat": 1},
-    )
-    while s.phase != GAME_OVER:
-        s = escape_turn(s)
+    s = over_with_one_diamond_for_seat_1()
     assert "no Diamond" in reject(s, {"type": "sticky_fingers", "seat": 1, "from": 0}).rejection
     assert "itself" in reject(s, {"type": "sticky_fingers", "seat": 1, "from": 1}).rejection
     s2 = play({"type": "sticky_fingers", "seat": 0, "from": 1}, state=s)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 
 import cv2
@@ -239,7 +240,8 @@ def test_companion_keeps_refereeing_from_the_buttons_when_the_camera_goes(tmp_pa
         worker.start()
         await asyncio.wait_for(gone.wait(), 10)
         buttons = SeatButtons([17, 27], table.on_press, pin_factory=make_pin_factory("mock"))
-        press = threading.Thread(target=buttons.press, args=(1, 888_000_000))
+        # an edge after Go!, on the loop's CLOCK_MONOTONIC (as lgpio stamps it)
+        press = threading.Thread(target=buttons.press, args=(1, time.monotonic_ns()))
         press.start()
         press.join()
         for _ in range(200):
