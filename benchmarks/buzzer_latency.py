@@ -35,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from companion.buzzers import BuzzerInput
+from companion.buzzers import BuzzerInput, prepare_interpreter
 from companion.gamelog import GameLog
 from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import SeatButtons
@@ -318,9 +318,16 @@ def main() -> int:
     ap.add_argument("--presses", type=int, default=300, help="presses per latency run")
     ap.add_argument("--stamps", type=int, default=20_000, help="stamps per uptime in (a)")
     ap.add_argument("--log", action="store_true", help="also run with the fsync'd game log")
+    ap.add_argument(
+        "--default-switch-interval",
+        action="store_true",
+        help="keep Python's 5 ms GIL switch interval (serve and sim set 1 ms)",
+    )
     args = ap.parse_args()
     resolution(args.stamps)
     config = ArbiterConfig()
+    if not args.default_switch_interval:
+        prepare_interpreter(config)  # as `companion serve` does
     print()
     print(
         f"(b) latency, edge (on its own thread) -> verdict on a display; settle "

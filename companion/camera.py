@@ -82,11 +82,18 @@ class CameraInput:
             if rs.escaped and name not in self._escaped:
                 self.referee.messages.append(f"Camera: the {name} dice show five Escapes")
         self._escaped = {n for n, rs in table.robbers.items() if rs.escaped}
+        unknown = sum(1 for d in reading.dice if d.face == "unknown")
+        mosaics = " ".join(f"{s.stage}:{len(s.placed)}/4" for s in table.stages)
+        self.referee.camera_status = (
+            f"Camera: {len(reading.dice)} dice settled ({unknown} unknown)"
+            f"{'' if reading.mat_found else ', no mat in view'} · mosaics {mosaics}"
+        )
         self.referee.refresh()
 
     def on_gone(self, exc: Exception) -> None:
         self.gone = True
         self.referee.mosaic = None
+        self.referee.camera_status = "Camera: GONE (refereeing from the buttons)"
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         self.referee.notice(f"Camera gone ({text}): refereeing from the buttons", "camera_gone")
 

@@ -24,7 +24,9 @@ from companion.sim_table import HELP, parse_command
 PROMPT = "keys 0-3 press buttons · command + Enter · help · quit > "
 
 
-async def run_interactive(referee: Referee) -> int:
+async def run_interactive(
+    referee: Referee, camera: str | None = None, profile: str = ""
+) -> int:
     tty = sys.stdin.isatty()
     display = TerminalDisplay(clear=tty)
     referee.displays.append(display)
@@ -47,6 +49,15 @@ async def run_interactive(referee: Referee) -> int:
         ),
     )
     table.tick_hooks.append(lambda: buttons.check_stuck(time.monotonic_ns()))
+    cam = None
+    if camera:
+        from companion.camera import CameraInput
+
+        cam = CameraInput(referee, camera, profile_dir=profile)
+        try:
+            cam.start(loop)
+        except Exception as exc:  # say so, and referee on from the buttons
+            cam.on_gone(exc)
     done = asyncio.Event()
     buffer: list[str] = []
     pending: list[asyncio.Future[None]] = []  # presses on their way
@@ -126,6 +137,8 @@ async def run_interactive(referee: Referee) -> int:
 
             termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, old)
         buttons.close()
+        if cam is not None:
+            await cam.aclose()
         with contextlib.suppress(Exception):
             await table.stop()
     return 0

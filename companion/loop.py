@@ -38,6 +38,7 @@ class View:
     flash: str | None = None
     messages: tuple[str, ...] = ()
     recent_events: tuple[str, ...] = ()
+    camera: str | None = None  # one line on what the camera sees, when there is one
 
 
 class Display(Protocol):
@@ -97,6 +98,7 @@ class Referee:
         # Pieces of each stage mosaic the camera sees in place (stage -> positions 0-3,
         # top-left, top-right, bottom-left, bottom-right), for the display; None: no camera.
         self.mosaic: dict[int, frozenset[int]] | None = None
+        self.camera_status: str | None = None
         self.listeners: list[Callable[[dict[str, Any], Result], None]] = []
 
     def submit(self, event: dict[str, Any]) -> Result:
@@ -165,7 +167,14 @@ class Referee:
 
     def view(self) -> View:
         frame = render(self.state, self.flash, self.tick, self.mosaic)
-        return View(frame, self.state, self.flash, tuple(self.messages), tuple(self.recent_events))
+        return View(
+            frame,
+            self.state,
+            self.flash,
+            tuple(self.messages),
+            tuple(self.recent_events),
+            self.camera_status,
+        )
 
     def refresh(self) -> None:
         if not self.displays:

@@ -43,6 +43,7 @@ def test_camera_that_will_not_open_is_announced_and_refereeing_goes_on(tmp_path)
     assert any(m.startswith("Camera gone (") and "refereeing from the buttons" in m
                for m in said)
     assert flash == "camera_gone"
+    assert ref.view().camera == "Camera: GONE (refereeing from the buttons)"
     assert ref.mosaic is None
     assert ref.state.seats[1].escaped == 1
 
@@ -62,3 +63,4 @@ def test_synthetic_camera_feeds_settled_readings_to_the_display():
     ref, cam, ok = asyncio.run(main())
     assert ok and not cam.gone
     assert ref.mosaic is not None and set(ref.mosaic) == {1, 2, 3, 4}
+    assert ref.view().camera.startswith("Camera: ") and "dice settled" in ref.view().camera

@@ -36,6 +36,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default: vault-logs/game-TIME.jsonl when interactive, none when headless)",
     )
     p.add_argument("--strict", action="store_true", help="exit 2 if any script line is rejected")
+    p.add_argument(
+        "--camera",
+        metavar="SOURCE",
+        help="also watch the table with a camera: synthetic[:SEED], a webcam index, "
+        "picamera, a video file or a folder of images (interactive only)",
+    )
+    p.add_argument(
+        "--profile",
+        metavar="DIR",
+        default="calibration/synthetic",
+        help="calibration profile for the camera's symbol dice (default: %(default)s)",
+    )
     p.add_argument("--no-fsync", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
@@ -151,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     path = args.log or time.strftime("vault-logs/game-%Y%m%d-%H%M%S.jsonl")
     log, referee = _open_log(path)
     try:
-        return asyncio.run(run_interactive(referee))
+        return asyncio.run(run_interactive(referee, camera=args.camera, profile=args.profile))
     finally:
         if log:
             log.close()

@@ -19,6 +19,8 @@ def render_view(view: View, prompt: str = "") -> str:
     if view.flash:
         lines.append(f"  ** {view.flash.upper().replace('_', ' ')} **")
     lines += status_lines(view.state)
+    if view.camera:
+        lines.append(view.camera)
     lines.append("")
     lines.append("Messages:")
     lines += ["  " + m for m in view.messages[-6:]]

@@ -21,7 +21,7 @@ at a score of 0.95 and a lead of 0.25; a face is reported only at 0.5 and above.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -38,6 +38,8 @@ FULL_SCORE = 0.95  # template correlation that earns full confidence
 FULL_MARGIN = 0.25  # lead over the runner-up face that earns full confidence
 REFINE_BELOW = 0.75  # confidence under which other angles are tried too
 REFINE_ANGLES = tuple(7.5 * k for k in range(-5, 7) if k)  # the whole quarter turn
+MIN_PURITY = 0.4  # share of the edge band in the set's colour needed to read a face
+PURITY_DISTANCE = 0.8  # log-colour distance counted as "the set's colour"
 KMEANS_POINTS_PER_DIE = 120  # k-means on a sample of a blob's pixels
 MAX_BLOB_DICE = 16  # a bigger blob is a hand or an arm, not dice
 KMEANS_TRIES = 3  # touching dice: k-means restarts (one try often lands in a poor split)
@@ -47,6 +49,7 @@ KMEANS_TRIES = 3  # touching dice: k-means restarts (one try often lands in a po
 class DieCandidate:
     centre: tuple[float, float]  # view pixels
     angle: float  # degrees, modulo 90, in [0, 90)
+    touching: bool = False  # split out of a blob of several dice
 
 
 @dataclass
@@ -182,13 +185,20 @@ def find_dice(
         fg = foreground_mask(view, profile, spec, step)
     side = profile.dice.die_mm * spec.px_per_mm / step
     die_area = side * side * 0.96
-    found: list[tuple[float, float, float]] = []
+    found: list[tuple[float, float, float, bool]] = []
     r = max(1, round(0.12 * side))
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
     eroded_area = (side - 2 * r) ** 2 * 0.95
-    # Blobs by their outlines (much cheaper than labelling every pixel).
-    outlines, _ = cv2.findContours(fg, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    for outline in outlines:
+    # Blobs by their outlines (much cheaper than labelling every pixel). Outer
+    # outlines and holes: a die may lie inside a ring of other things.
+    outlines, tree = cv2.findContours(fg, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE)
+    holes: dict[int, list[np.ndarray]] = {}
+    for k, (_next, _prev, _child, parent) in enumerate(tree[0] if tree is not None else []):
+        if parent != -1:
+            holes.setdefault(int(parent), []).append(outlines[k])
+    for k, outline in enumerate(outlines):
+        if tree[0][k][3] != -1:
+            continue
         x, y, w, h = cv2.boundingRect(outline)
         if w * h < 0.55 * die_area:
             continue
@@ -196,8 +206,9 @@ def find_dice(
         x0, y0 = x - pad, y - pad
         comp = np.zeros((h + 2 * pad, w + 2 * pad), np.uint8)
         cv2.drawContours(comp, [outline], -1, 1, -1, offset=(-x0, -y0))
-        # Only the blob's own pixels: not the holes and gaps its outline encloses.
-        comp[pad:pad + h, pad:pad + w] &= fg[y:y + h, x:x + w] > 0
+        if k in holes:  # the blob's own pixels only
+            cv2.drawContours(comp, holes[k], -1, 0, -1, offset=(-x0, -y0))
+            cv2.drawContours(comp, holes[k], -1, 1, 1, offset=(-x0, -y0))
         area = cv2.countNonZero(comp)
         if area < 0.55 * die_area:
             continue
@@ -208,16 +219,44 @@ def find_dice(
         if n <= 1:
             (cx, cy), _sz, a = cv2.minAreaRect(cnt)
             ang = _contour_angle(cnt.reshape(-1, 2).astype(np.float64))
-            found.append((cx + x0, cy + y0, a % 90.0 if ang is None else ang))
+            found.append((cx + x0, cy + y0, a % 90.0 if ang is None else ang, False))
             continue
         centres = _split(comp, n, kernel, eroded_area)
         cen = np.array(centres, np.float64).reshape(-1, 2)
         angles = _owned_angles([cnt], cen)
         for (cx, cy), ang in zip(centres, angles, strict=True):
-            found.append((cx + x0, cy + y0, ang))
+            found.append((cx + x0, cy + y0, ang, True))
     # mask pixel (i, j) sits at view pixel (step * j, step * i)
-    return [DieCandidate((cx * step, cy * step), ang % 90.0 if ang < 89.999 else 0.0)
-            for cx, cy, ang in found]
+    return [DieCandidate((cx * step, cy * step), ang % 90.0 if ang < 89.999 else 0.0, many)
+            for cx, cy, ang, many in found]
+
+
+def gradient_angle(gray: np.ndarray, centre: tuple[float, float], side: float) -> float | None:
+    """A die's angle (degrees mod 90) from the image gradients in a ring around its
+    centre where its edges run (its glyph lies inside the ring)."""
+    key = round(side * 10)
+    ring = _GRAD_RINGS.get(key)
+    h = int(side * 0.65)
+    if ring is None:
+        yy, xx = np.mgrid[-h:h + 1, -h:h + 1]
+        rr = np.hypot(xx, yy) / side
+        ring = ((rr > 0.40) & (rr < 0.62)).astype(np.float32)
+        _GRAD_RINGS[key] = ring
+    x, y = int(round(centre[0])), int(round(centre[1]))
+    if x - h < 0 or y - h < 0 or x + h + 1 > gray.shape[1] or y + h + 1 > gray.shape[0]:
+        return None
+    p = gray[y - h:y + h + 1, x - h:x + h + 1].astype(np.float32)
+    gx = cv2.Sobel(p, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(p, cv2.CV_32F, 0, 1, ksize=3)
+    w = (gx * gx + gy * gy) * ring
+    phi = np.arctan2(gy, gx)
+    s, c = float((w * np.sin(4 * phi)).sum()), float((w * np.cos(4 * phi)).sum())
+    if math.hypot(s, c) < 1e-6:
+        return None
+    return (math.degrees(math.atan2(s, c)) / 4.0) % 90.0
+
+
+_GRAD_RINGS: dict[int, np.ndarray] = {}
 
 
 def _owned_angles(cnts: list[np.ndarray], cen: np.ndarray) -> list[float]:
@@ -356,84 +395,166 @@ def relative_body_colour(
     return np.maximum(body, 1.0) / np.maximum(local[ly, lx].astype(np.float64), 1.0)
 
 
-def body_colour(patch: np.ndarray, profile: Profile, margin: int = SEARCH_PX) -> np.ndarray:
-    """Median BGR of the band just inside the die's edge (no glyph there)."""
+def ring_pixels(patch: np.ndarray, profile: Profile, margin: int = SEARCH_PX) -> np.ndarray:
+    """(N, 3) BGR pixels of the band just inside the die's edge (no glyph there)."""
     iy, ix = _ring_index(profile, margin)
-    return np.median(patch[iy, ix].reshape(-1, 3), axis=0).astype(np.float64)
+    return patch[iy, ix].reshape(-1, 3)
+
+
+def body_colour(patch: np.ndarray, profile: Profile, margin: int = SEARCH_PX) -> np.ndarray:
+    """Median BGR of the band just inside the die's edge."""
+    return np.median(ring_pixels(patch, profile, margin), axis=0).astype(np.float64)
 
 
 def read_symbol_dice(
     view_image: np.ndarray, profile: Profile, spec: MatSpec = DEFAULT_MAT
 ) -> list[DieReading]:
     """Every symbol die on the mat view: set, face (or "unknown"), confidence, box,
-    centre and angle in view pixels, mat_xy in mm."""
+    centre and angle in view pixels, mat_xy in mm.
+
+    Given any other image (a whole frame, when the mat was not found) the dice's size
+    in pixels is measured from the lone dice in it, and mat_xy is None."""
     if view_image is None or view_image.ndim != 3 or view_image.shape[2] != 3:
         raise ValueError("read_symbol_dice: expected a BGR image (height x width x 3)")
+    if (view_image.shape[1], view_image.shape[0]) == spec.view_size:
+        return _read(view_image, profile, spec)
+    ppm = estimate_px_per_mm(view_image, profile, spec)
+    if ppm is None:
+        return []
+    dice = _read(view_image, profile, replace(spec, px_per_mm=ppm))
+    return [replace(d, mat_xy=None) for d in dice]
+
+
+def estimate_px_per_mm(
+    image: np.ndarray, profile: Profile, spec: MatSpec = DEFAULT_MAT
+) -> float | None:
+    """The image's scale from the dice in it: the median edge of the blobs that look
+    like one lone die (square, solid), over the die's size in mm. None: no lone die."""
+    fg = foreground_mask(image, profile, spec, step=1)
+    outlines, tree = cv2.findContours(fg, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    sides = []
+    for k, c in enumerate(outlines):
+        if tree[0][k][3] != -1:  # a hole, not a blob
+            continue
+        area = cv2.contourArea(c)
+        if area < 64:
+            continue
+        (_cx, _cy), (w, h), _a = cv2.minAreaRect(c)
+        if min(w, h) <= 0 or not 0.85 <= w / h <= 1.18 or area / (w * h) < 0.85:
+            continue
+        sides.append(math.sqrt(area))
+    if not sides:
+        return None
+    # Dice are the smallest lone squares (the corner markers are bigger ones).
+    sides.sort()
+    small = [v for v in sides if v <= 1.5 * sides[len(sides) // 10]]
+    return small[len(small) // 2] / profile.dice.die_mm
+
+
+def _read(view_image: np.ndarray, profile: Profile, spec: MatSpec) -> list[DieReading]:
     bank = _bank(profile)
     fg = foreground_mask(view_image, profile, spec)
     cands = find_dice(view_image, profile, spec, fg)
     if not cands:
         return []
     local, f = _local_mat(view_image, fg, profile, spec)
-    t = profile.template_px
     margin = SEARCH_PX
     side = profile.dice.die_mm * spec.px_per_mm
     gray = cv2.cvtColor(view_image, cv2.COLOR_BGR2GRAY)
 
+    # Every die's body colour (the band just inside its edge) against the mat beside it.
+    iy, ix = _ring_index(profile, margin)
+    rings = np.stack([
+        crop_die(view_image, c.centre, c.angle, profile, spec, margin)[iy, ix] for c in cands
+    ]).astype(np.float32)  # (n, band pixels, 3)
+    ly = np.minimum((np.array([c.centre[1] for c in cands]) / f).astype(int), local.shape[0] - 1)
+    lx = np.minimum((np.array([c.centre[0] for c in cands]) / f).astype(int), local.shape[1] - 1)
+    mat_here = np.maximum(local[ly, lx], 1.0)[:, None, :]  # (n, 1, 3)
+    logs = np.log(np.maximum(rings, 1.0) / mat_here)  # (n, band, 3)
+    body = np.median(logs, axis=1)  # (n, 3)
+    dist = np.linalg.norm(body[:, None, :] - bank.set_logs[None, :, :], axis=2)  # (n, sets)
     set_of: list[str] = []
     set_conf: list[float] = []
-    grays: list[np.ndarray] = []
-    for cand in cands:
-        patch = crop_die(view_image, cand.centre, cand.angle, profile, spec, margin)
-        body = body_colour(patch, profile, margin)
-        ly = min(int(cand.centre[1] / f), local.shape[0] - 1)
-        lx = min(int(cand.centre[0] / f), local.shape[1] - 1)
-        mat_here = np.maximum(local[ly, lx].astype(np.float64), 1.0)
-        logr = np.log(np.maximum(body, 1.0) / mat_here)
-        d = np.linalg.norm(bank.set_logs - logr, axis=1)
-        order = np.argsort(d)
-        d1 = float(d[order[0]])
-        d2 = float(d[order[1]]) if len(d) > 1 else d1 + 1.0
+    purity: list[float] = []
+    for i in range(len(cands)):
+        if not len(bank.sets):
+            set_of.append(UNKNOWN)
+            set_conf.append(0.0)
+            purity.append(0.0)
+            continue
+        order = np.argsort(dist[i])
+        d1 = float(dist[i, order[0]])
+        d2 = float(dist[i, order[1]]) if len(order) > 1 else d1 + 1.0
         if d1 > MAX_SET_DISTANCE:
             set_of.append(UNKNOWN)
             set_conf.append(0.0)
-        else:
-            set_of.append(bank.sets[order[0]])
-            set_conf.append(float(np.clip(1.0 - d1 / max(d2, 1e-6), 0.0, 1.0)))
-        grays.append(crop_die(gray, cand.centre, cand.angle, profile, spec, margin))
-
-    results: list[tuple[DieReading, float] | None] = [None] * len(cands)
-    for s, (tmpl, faces, face_idx, turns) in bank.per_set.items():
-        idx = [i for i, ss in enumerate(set_of) if ss == s]
-        if not idx:
+            purity.append(0.0)
             continue
-        scores = _scores([grays[i] for i in idx], tmpl, t, margin)
-        for row, i in zip(scores, idx, strict=True):
-            results[i] = _decide(row, faces, face_idx, turns, s, profile, bank, cands[i],
-                                 side, spec, set_conf[i])
-    # A die read without much confidence may be turned otherwise than its outline said
-    # (touching dice hide their outline): try angles across the quarter turn, keep the
-    # one whose best template fits best.
+        set_of.append(bank.sets[order[0]])
+        set_conf.append(float(np.clip(1.0 - d1 / max(d2, 1e-6), 0.0, 1.0)))
+        # Share of the band that has the set's colour: low when the crop is off the die
+        # (a poor split of touching dice).
+        near = np.linalg.norm(logs[i] - bank.set_logs[order[0]], axis=1) < PURITY_DISTANCE
+        purity.append(float(near.mean()))
+
+    # Angles to try per die: its outline's; for dice split out of a blob (whose outline
+    # is partly hidden) also the one its edges' gradients give, and the other side of
+    # the quarter turn.
+    tries: list[list[DieCandidate]] = []
+    for c in cands:
+        tries.append([c])
+        if c.touching:
+            g = gradient_angle(gray, c.centre, side)
+            if g is not None and abs((g - c.angle + 45.0) % 90.0 - 45.0) > 2.0:
+                tries[-1].append(DieCandidate(c.centre, g, True))
+            tries[-1].append(DieCandidate(c.centre, (c.angle + 45.0) % 90.0, True))
+    results: list[tuple[DieReading, float] | None] = [None] * len(cands)
+    for s, bank_set in bank.per_set.items():
+        idx = [i for i, ss in enumerate(set_of) if ss == s]
+        if idx:
+            _best_of(idx, tries, results, bank_set, s, gray, profile, bank, side, spec,
+                     set_conf)
+    # A die read without much confidence may be turned otherwise than its outline said:
+    # try angles across the quarter turn, keep the one whose best template fits best.
     for i, res in enumerate(results):
         if res is None or res[0].confidence >= REFINE_BELOW:
             continue
-        s = set_of[i]
-        tmpl, faces, face_idx, turns = bank.per_set[s]
         cand = cands[i]
-        tries = [DieCandidate(cand.centre, (cand.angle + d) % 90.0) for d in REFINE_ANGLES]
-        crops = [crop_die(gray, c.centre, c.angle, profile, spec, margin) for c in tries]
-        for row, c in zip(_scores(crops, tmpl, t, margin), tries, strict=True):
-            alt = _decide(row, faces, face_idx, turns, s, profile, bank, c, side, spec,
-                          set_conf[i])
-            if alt[1] > res[1]:
-                res = alt
-        results[i] = res
+        tries[i] = [DieCandidate(cand.centre, (cand.angle + d) % 90.0) for d in REFINE_ANGLES]
+        _best_of([i], tries, results, bank.per_set[set_of[i]], set_of[i], gray, profile, bank,
+                 side, spec, set_conf)
+    for i, res in enumerate(results):
+        if res is not None and purity[i] < MIN_PURITY and res[0].face != UNKNOWN:
+            r = res[0]
+            results[i] = (replace(r, face=UNKNOWN, confidence=min(r.confidence, 0.49)), res[1])
     out = []
     for i, cand in enumerate(cands):
         r = results[i]
         out.append(r[0] if r is not None else
                    _reading(UNKNOWN, UNKNOWN, 0.0, cand, cand.angle, side, spec, 0.0))
     return out
+
+
+def _best_of(
+    idx: list[int], tries: list[list[DieCandidate]], results: list, bank_set: tuple,
+    set_name: str, gray: np.ndarray, profile: Profile, bank: _Bank, side: float,
+    spec: MatSpec, set_conf: list[float],
+) -> None:
+    """For each die i in idx, read every candidate pose in tries[i] and keep (in
+    results[i]) the reading whose best template score is highest."""
+    tmpl, faces, face_idx, turns = bank_set
+    poses = [(i, c) for i in idx for c in tries[i]]
+    crops = [crop_die(gray, c.centre, c.angle, profile, spec, SEARCH_PX) for _i, c in poses]
+    rows = _scores(crops, tmpl, profile.template_px, SEARCH_PX)
+    best = rows.max(axis=1)
+    chosen: dict[int, int] = {}
+    for k, (i, _c) in enumerate(poses):
+        if i not in chosen or best[k] > best[chosen[i]]:
+            chosen[i] = k
+    for i, k in chosen.items():
+        if results[i] is None or best[k] > results[i][1]:
+            results[i] = _decide(rows[k], faces, face_idx, turns, set_name, profile, bank,
+                                 poses[k][1], side, spec, set_conf[i])
 
 
 def _scores(crops: list[np.ndarray], tmpl: np.ndarray, t: int, margin: int) -> np.ndarray:

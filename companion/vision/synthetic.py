@@ -126,9 +126,16 @@ def draw_mat(spec: MatSpec = DEFAULT_MAT, px_per_mm: float | None = None) -> np.
             line, thick, cv2.LINE_AA,
         )
         cv2.putText(
-            img, label, (round((x0 + 4) * ppm), round((y0 + 10) * ppm)),
-            cv2.FONT_HERSHEY_SIMPLEX, 0.16 * ppm, line, max(1, round(0.6 * ppm)), cv2.LINE_AA,
+            img, label, (round((x0 + 4) * ppm), round((y0 + 12) * ppm)),
+            cv2.FONT_HERSHEY_SIMPLEX, 0.26 * ppm, line, max(1, round(0.9 * ppm)), cv2.LINE_AA,
         )
+    # Which way is up, for teaching faces upright.
+    cx, ty = spec.width_mm / 2, spec.margin_mm + 80.0
+    arrow = np.array([(cx, ty - 8), (cx + 6, ty), (cx + 2, ty), (cx + 2, ty + 8), (cx - 2, ty + 8),
+                      (cx - 2, ty), (cx - 6, ty)]) * ppm
+    cv2.fillPoly(img, [arrow.round().astype(np.int32)], line, cv2.LINE_AA)
+    cv2.putText(img, "TOP", (round((cx - 8) * ppm), round((ty + 18) * ppm)),
+                cv2.FONT_HERSHEY_SIMPLEX, 0.26 * ppm, line, max(1, round(0.9 * ppm)), cv2.LINE_AA)
     return img
 
 
@@ -570,7 +577,7 @@ def render_scene(
     placed = layout(rng, specs, data, spec, touching)
 
     # Draw on a mat canvas at about the frame's scale, then photograph it.
-    frame_scale = math.sqrt(abs(np.linalg.det(H[:2, :2]))) if homography is None else 2.0
+    frame_scale = math.sqrt(abs(np.linalg.det(H[:2, :2]))) / abs(H[2, 2])  # px per mm
     ppm = max(spec.px_per_mm, min(4.0, frame_scale * 1.15))
     canvas = _mat_canvas(spec, round(ppm * 100)).copy()
     die_px = data.die_mm * ppm

@@ -151,3 +151,19 @@ def test_empty_mat_and_garbage_images() -> None:
     assert all(r.face == UNKNOWN for r in read_symbol_dice(noise, PROFILE))
     with pytest.raises(ValueError, match="BGR image"):
         read_symbol_dice(np.zeros((594, 840), np.uint8), PROFILE)
+
+
+def test_a_whole_frame_without_the_mat_view_measures_the_dice_itself() -> None:
+    right = total = 0
+    for k in range(2):
+        frame, truth = render_scene(np.random.default_rng([5, k]), perspective=False)
+        readings = read_symbol_dice(frame, PROFILE)
+        assert all(r.mat_xy is None for r in readings)
+        for r in readings:  # whatever is not a die (the markers) has no face
+            if all(math.dist(r.centre, t.centre) > 12 for t in truth.dice):
+                assert r.face == UNKNOWN
+        for t in truth.dice:
+            near = [r for r in readings if math.dist(r.centre, t.centre) < 10]
+            total += 1
+            right += bool(near) and (near[0].face, near[0].dice_set) == (t.face, t.dice_set)
+    assert right / total >= 0.95
