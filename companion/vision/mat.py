@@ -7,7 +7,7 @@ three markers are enough (twelve corners still fix a homography). It returns a
 millimetre) and converts points between frame pixels, view pixels and mat millimetres.
 Without enough markers it returns None and the pipeline works on the whole frame.
 
-``render_mat(spec, dpi)`` draws the printable mat (white, a marker in each corner);
+``render_mat(spec, dpi)`` draws the printable mat (felt green, a marker in each corner);
 ``companion calibrate`` adds the seat zones and writes the PNG/PDF, and the synthetic
 renderer lays dice on it.
 """
@@ -207,22 +207,8 @@ def find_mat(
 
 
 def render_mat(spec: MatSpec = DEFAULT_MAT, dpi: float = 150.0) -> np.ndarray:
-    """The printable mat: white, ``spec.width_mm`` x ``spec.height_mm`` at ``dpi``, BGR.
+    """The printable mat at ``dpi``, BGR: the one `companion calibrate` prints (felt
+    green, so dice stand out from it, seat zones, an ArUco marker in each corner)."""
+    from companion.vision.synthetic import draw_mat
 
-    Each corner marker is drawn at its spec position with the ArUco dictionary's own
-    generator; a thin grey line marks the mat's edge for trimming.
-    """
-    px_per_mm = dpi / MM_PER_INCH
-    width = round(spec.width_mm * px_per_mm)
-    height = round(spec.height_mm * px_per_mm)
-    mat = np.full((height, width), 255, np.uint8)
-    dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, ARUCO_DICT))
-    for mid, quad in spec.marker_corners_mm().items():
-        (x0, y0), _, (x1, y1), _ = quad
-        px0, py0 = round(x0 * px_per_mm), round(y0 * px_per_mm)
-        px1, py1 = round(x1 * px_per_mm), round(y1 * px_per_mm)
-        side = min(px1 - px0, py1 - py0)
-        marker = cv2.aruco.generateImageMarker(dictionary, mid, side)
-        mat[py0:py0 + side, px0:px0 + side] = marker
-    cv2.rectangle(mat, (0, 0), (width - 1, height - 1), 200, 1)
-    return cv2.cvtColor(mat, cv2.COLOR_GRAY2BGR)
+    return draw_mat(spec, px_per_mm=dpi / MM_PER_INCH)

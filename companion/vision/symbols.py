@@ -36,7 +36,8 @@ KNOWN_AT = 0.5  # confidence at and above which a face counts as read
 MAX_SET_DISTANCE = 0.9  # log-colour distance beyond which the set is unknown
 FULL_SCORE = 0.95  # template correlation that earns full confidence
 FULL_MARGIN = 0.25  # lead over the runner-up face that earns full confidence
-REFINE_BELOW = 0.75  # confidence under which other angles are tried too
+REFINE_BELOW = 0.75  # confidence under which angles across the quarter turn are tried
+SURE = 0.95  # confidence at which a touching die's outline angle is trusted
 REFINE_ANGLES = tuple(7.5 * k for k in range(-5, 7) if k)  # the whole quarter turn
 MIN_PURITY = 0.4  # share of the edge band in the set's colour needed to read a face
 PURITY_DISTANCE = 0.8  # log-colour distance counted as "the set's colour"
@@ -497,20 +498,28 @@ def _read(view_image: np.ndarray, profile: Profile, spec: MatSpec) -> list[DieRe
         near = np.linalg.norm(logs[i] - bank.set_logs[order[0]], axis=1) < PURITY_DISTANCE
         purity.append(float(near.mean()))
 
-    # Angles to try per die: its outline's; for dice split out of a blob (whose outline
-    # is partly hidden) also the one its edges' gradients give, and the other side of
-    # the quarter turn.
-    tries: list[list[DieCandidate]] = []
-    for c in cands:
-        tries.append([c])
-        if c.touching:
-            g = gradient_angle(gray, c.centre, side)
-            if g is not None and abs((g - c.angle + 45.0) % 90.0 - 45.0) > 2.0:
-                tries[-1].append(DieCandidate(c.centre, g, True))
-            tries[-1].append(DieCandidate(c.centre, (c.angle + 45.0) % 90.0, True))
+    # First each die at its outline's angle.
+    tries: list[list[DieCandidate]] = [[c] for c in cands]
     results: list[tuple[DieReading, float] | None] = [None] * len(cands)
     for s, bank_set in bank.per_set.items():
         idx = [i for i, ss in enumerate(set_of) if ss == s]
+        if idx:
+            _best_of(idx, tries, results, bank_set, s, gray, profile, bank, side, spec,
+                     set_conf)
+    # A die split out of a blob has its outline partly hidden: unless it read very
+    # clearly, also try the angle its edges' gradients give and the other side of the
+    # quarter turn.
+    for s, bank_set in bank.per_set.items():
+        idx = []
+        for i, c in enumerate(cands):
+            res = results[i]
+            if set_of[i] != s or not c.touching or res is None or res[0].confidence >= SURE:
+                continue
+            tries[i] = [DieCandidate(c.centre, (c.angle + 45.0) % 90.0, True)]
+            g = gradient_angle(gray, c.centre, side)
+            if g is not None and abs((g - c.angle + 45.0) % 90.0 - 45.0) > 2.0:
+                tries[i].append(DieCandidate(c.centre, g, True))
+            idx.append(i)
         if idx:
             _best_of(idx, tries, results, bank_set, s, gray, profile, bank, side, spec,
                      set_conf)
@@ -562,8 +571,16 @@ def _scores(crops: list[np.ndarray], tmpl: np.ndarray, t: int, margin: int) -> n
     row over every shift within the margin."""
     win = 2 * margin + 1
     stack = np.stack(crops).astype(np.float32)  # (n, P, P)
+    stack -= stack.mean(axis=(1, 2), keepdims=True)  # near-centred: no float32 cancellation
     w = sliding_window_view(stack, (t, t), axis=(1, 2)).reshape(len(crops) * win * win, t * t)
-    return (_normalise_rows(w) @ tmpl.T).reshape(len(crops), win * win, -1).max(axis=1)
+    # Templates are zero-mean and unit-norm, so window . template needs no centring of
+    # the window; dividing by the window's own centred norm makes it the correlation.
+    dots = w @ tmpl.T
+    n = float(t * t)
+    sums = w.sum(axis=1)
+    centred_sq = np.einsum("ij,ij->i", w, w) - sums * sums / n
+    dots /= np.sqrt(np.maximum(centred_sq, 1e-6))[:, None]
+    return dots.reshape(len(crops), win * win, -1).max(axis=1)
 
 
 def confidence(score: float, margin: float, profile: Profile) -> float:
