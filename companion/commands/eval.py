@@ -31,31 +31,6 @@ from companion.vision.evaluate import (
 PREDICTION_HEADER = ["image", "face", "x0", "y0", "x1", "y1", "confidence"]
 
 
-class UnreadableImage(ValueError):
-    """A photo that cannot be decoded; the message is one line naming the file."""
-
-
-def read_image(path: Path):
-    """Decode a photo as BGR uint8, refusing truncated JPEG/PNG files loudly."""
-    import cv2
-    import numpy as np
-
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UnreadableImage(f"cannot read image {path}: {exc.strerror or exc}") from None
-    if not data:
-        raise UnreadableImage(f"cannot read image {path}: empty file")
-    if data[:2] == b"\xff\xd8" and b"\xff\xd9" not in data[-4096:]:
-        raise UnreadableImage(f"cannot read image {path}: truncated JPEG (no end marker)")
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and b"IEND" not in data[-64:]:
-        raise UnreadableImage(f"cannot read image {path}: truncated PNG (no IEND chunk)")
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    if image is None or image.size == 0:
-        raise UnreadableImage(f"cannot read image {path}: not a decodable image")
-    return image
-
-
 @dataclass
 class EvalResult:
     summary: Summary
@@ -70,6 +45,8 @@ def evaluate_manifest(
     on_error: Callable[[str], None] | None = None,
 ) -> EvalResult:
     """Run ``reader`` (default: read_pip_dice) on every photo of a loaded manifest."""
+    from companion.vision.frames import FrameUnreadable, load_image
+
     if reader is None:
         from companion.vision.pips import read_pip_dice
 
@@ -78,8 +55,8 @@ def evaluate_manifest(
     predictions: list[tuple[str, PredictedDie]] = []
     for item in manifest:
         try:
-            image = read_image(item.path)
-        except UnreadableImage as exc:
+            image = load_image(item.path)
+        except FrameUnreadable as exc:
             unreadable.append(item.key)
             if on_error is not None:
                 on_error(str(exc))

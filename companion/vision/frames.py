@@ -342,6 +342,8 @@ def load_image(path: Path) -> np.ndarray:
         raise FrameUnreadable(f"{path}: empty file")
     if data[:2] == b"\xff\xd8" and jpeg_is_truncated(data):
         raise FrameUnreadable(f"{path}: truncated JPEG (no end-of-image marker)")
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and b"IEND" not in data[-64:]:
+        raise FrameUnreadable(f"{path}: truncated PNG (no IEND chunk)")
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None or not image.size:
         raise FrameUnreadable(f"{path}: not a readable image (truncated or not an image)")
