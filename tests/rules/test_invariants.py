@@ -96,7 +96,7 @@ def check_invariants(s: GameState) -> None:
         assert s.cop not in s.turn.hostages and s.cop not in s.turn.escaped
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_sequences_keep_invariants(data):
     s = new_state()
@@ -118,7 +118,7 @@ def test_random_sequences_keep_invariants(data):
     assert replay(accepted) == s, "replaying the accepted events reproduces the state"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(
