@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from companion.display.animations import WORDS
-from companion.display.font import GLYPH_H, text_pixels, text_width
+from companion.display.bitfont import FONT_3X5, render_text
 from companion.display.frame import HEIGHT, WIDTH, Frame
 from companion.rules.engine import current_round, total_turns
 from companion.rules.state import (
@@ -120,14 +120,14 @@ def board(
 
 
 def flash_frame(word: str, tick: int = 0) -> Frame:
-    """A word centred on the frame, scrolling when wider than the display."""
-    w = text_width(word)
-    y0 = (HEIGHT - GLYPH_H) // 2
+    """A word centred on the frame (3x5 font), scrolling when wider than the display."""
+    w = FONT_3X5.text_width(word)
+    y0 = (HEIGHT - FONT_3X5.height) // 2
     if w <= WIDTH:
-        return Frame.from_pixels(text_pixels(word, (WIDTH - w) // 2, y0))
+        return render_text(word, FONT_3X5, x=(WIDTH - w) // 2, y=y0)
     span = w - WIDTH + 4
     offset = tick % (span + 1)
-    return Frame.from_pixels(text_pixels(word, 2 - offset, y0))
+    return render_text(word, FONT_3X5, x=2 - offset, y=y0)
 
 
 def render(

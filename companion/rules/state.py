@@ -30,7 +30,6 @@ class Seat:
     steals: int = 0
     stolen_from: int = 0
     tiles_lost: int = 0  # to dye packs (statistics)
-    false_starts: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 from game_builders import ROW5, at_race, new_game, play, stages
 
-from companion.display.font import text_width
+from companion.display.bitfont import FONT_3X5
 from companion.display.frame import Frame
 from companion.display.model import SEAT_X, STAGE_X, board, render, status_lines
 from companion.rules.engine import new_state
@@ -64,7 +64,7 @@ def test_turn_track_blinks_current_turn():
 
 def test_flash_replaces_board_with_centred_word():
     f = render(at_race(), flash="bang")
-    w = text_width("BANG!")
+    w = FONT_3X5.text_width("BANG!")
     lit_x = [x for x, _ in f.lit()]
     assert min(lit_x) == (32 - w) // 2 and max(lit_x) < (32 - w) // 2 + w
 
