@@ -17,13 +17,11 @@ from typing import Any
 from companion.loop import Referee
 from companion.vision.types import FrameReading
 
-ALIASES = {"picamera2": "picamera"}
-
 
 class CameraInput:
     def __init__(self, referee: Referee, source: Any, *, profile_dir: str = "") -> None:
         self.referee = referee
-        self.source_spec = ALIASES.get(source, source) if isinstance(source, str) else source
+        self.source_spec = source
         self.profile_dir = profile_dir
         self.worker: Any = None
         self.gone = False

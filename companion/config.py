@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from companion.hardware.arbitration import TIE_RULES
+from companion.hardware.pins import FACTORY_NAMES
 
-PIN_FACTORIES = ("mock", "lgpio", "rpigpio", "native", "auto")
 DISPLAY_TYPES = ("max7219", "terminal", "none")
 
 BLOCK_ORIENTATIONS = (0, 90, -90, 180)
@@ -319,8 +319,8 @@ def config_from_dict(
         pin_factory=c.get(
             "pin_factory",
             GpioConfig.pin_factory,
-            _choice(PIN_FACTORIES),
-            "one of " + _options(PIN_FACTORIES),
+            _choice(FACTORY_NAMES),
+            "one of " + _options(FACTORY_NAMES),
         )
     )
     c.done()

@@ -463,7 +463,7 @@ class SyntheticSource(_BaseSource):
 def open_source(spec: str | int, **kwargs: Any) -> _BaseSource:
     """Build (not yet open) the source a command-line SOURCE names.
 
-    "picamera" -> Pi camera; "0", "1", ... -> USB webcam by index (asked for
+    "picamera" (or "picamera2") -> Pi camera; "0", "1", ... -> USB webcam by index (asked for
     DEFAULT_CAMERA_SIZE unless ``size`` is given); "synthetic" or
     "synthetic:SEED" -> the synthetic renderer; an existing folder -> FolderSource;
     anything else -> a video file (SourceError on open when it does not exist).
@@ -473,7 +473,7 @@ def open_source(spec: str | int, **kwargs: Any) -> _BaseSource:
         kwargs.setdefault("size", DEFAULT_CAMERA_SIZE)
         return VideoCaptureSource(spec, **kwargs)
     text = spec.strip()
-    if text == "picamera":
+    if text in ("picamera", "picamera2"):  # the config file says "picamera2"
         return Picamera2Source(**kwargs)
     if text.isdigit():
         kwargs.setdefault("size", DEFAULT_CAMERA_SIZE)
