@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from companion.buzzers import BuzzerInput, prepare_interpreter
+from companion.buzzers import BuzzerInput, attach_buttons, prepare_interpreter
 from companion.config import Config
 from companion.display.frame import Frame
 from companion.events import EventFormatError, decode, is_comment
@@ -154,22 +154,13 @@ class Appliance:
         self.buzzers = BuzzerInput(self.table, arbiter)
         factory = make_pin_factory(cfg.gpio.pin_factory)
         self.factory = factory
-        self.buttons = SeatButtons(
+        self.buttons = attach_buttons(
+            self.buzzers,
             cfg.buttons.pins,
-            self.buzzers.on_press,
-            pin_factory=factory,
+            factory,
             lockout_ns=t.lockout_ns,
             stuck_ns=t.stuck_after_ns,
-            on_stuck=lambda seat, why: loop.call_soon_threadsafe(
-                self.referee.notice,
-                f"Seat {seat}'s button is stuck ({why}): ignored until released",
-                "stuck",
-            ),
-            on_unstuck=lambda seat: loop.call_soon_threadsafe(
-                self.referee.notice, f"Seat {seat}'s button is free again"
-            ),
         )
-        self.table.tick_hooks.append(lambda: self.buttons.check_stuck(time.monotonic_ns()))
         from companion.hardware.lamps import lamps_from_config
 
         self.lamps, self.bar = lamps_from_config(cfg.lamps, factory)

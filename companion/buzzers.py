@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from companion.hardware.arbitration import ArbiterConfig, Press, Verdict, Window, close, offer
+from companion.hardware.buttons import DEFAULT_LOCKOUT_NS, DEFAULT_STUCK_NS, SeatButtons
 from companion.loop import TableLoop
 from companion.rules.state import ASSAULT
 
@@ -122,3 +123,36 @@ class BuzzerInput:
                 first = verdict.order[0]
                 event["after"] = {"seat": first.seat, "by_ns": p.ts_ns - first.ts_ns}
             self.table.post(event)
+
+
+def attach_buttons(
+    buzzers: BuzzerInput,
+    pins: Sequence[int | str],
+    pin_factory: Any,
+    *,
+    lockout_ns: int = DEFAULT_LOCKOUT_NS,
+    stuck_ns: int = DEFAULT_STUCK_NS,
+) -> SeatButtons:
+    """The seat buttons feeding `buzzers`, with stuck/free notices on the referee and
+    the held-down check on the loop's ticker. Call from the loop's thread."""
+    table = buzzers.table
+    loop = table.loop
+    assert loop is not None, "start the TableLoop first"
+    referee = table.referee
+    buttons = SeatButtons(
+        pins,
+        buzzers.on_press,
+        pin_factory=pin_factory,
+        lockout_ns=lockout_ns,
+        stuck_ns=stuck_ns,
+        on_stuck=lambda seat, why: loop.call_soon_threadsafe(
+            referee.notice,
+            f"Seat {seat}'s button is stuck ({why}): ignored until released",
+            "stuck",
+        ),
+        on_unstuck=lambda seat: loop.call_soon_threadsafe(
+            referee.notice, f"Seat {seat}'s button is free again"
+        ),
+    )
+    table.tick_hooks.append(lambda: buttons.check_stuck(time.monotonic_ns()))
+    return buttons

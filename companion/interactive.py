@@ -12,11 +12,10 @@ import asyncio
 import contextlib
 import os
 import sys
-import time
 
-from companion.buzzers import BuzzerInput, prepare_interpreter
+from companion.buzzers import BuzzerInput, attach_buttons, prepare_interpreter
 from companion.display.terminal import TerminalDisplay
-from companion.hardware.buttons import DEFAULT_PINS, SeatButtons
+from companion.hardware.buttons import DEFAULT_PINS
 from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop
 from companion.sim_table import HELP, parse_command
@@ -24,9 +23,7 @@ from companion.sim_table import HELP, parse_command
 PROMPT = "keys 0-3 press buttons · command + Enter · help · quit > "
 
 
-async def run_interactive(
-    referee: Referee, camera: str | None = None, profile: str = ""
-) -> int:
+async def run_interactive(referee: Referee, camera: str | None = None, profile: str = "") -> int:
     tty = sys.stdin.isatty()
     display = TerminalDisplay(clear=tty)
     referee.displays.append(display)
@@ -35,20 +32,7 @@ async def run_interactive(
     buzzers = BuzzerInput(table)
     prepare_interpreter(buzzers.config)
     loop = asyncio.get_running_loop()
-    buttons = SeatButtons(
-        DEFAULT_PINS,
-        buzzers.on_press,
-        pin_factory=make_pin_factory("mock"),
-        on_stuck=lambda seat, why: loop.call_soon_threadsafe(
-            referee.notice,
-            f"Seat {seat}'s button is stuck ({why}): ignored until released",
-            "stuck",
-        ),
-        on_unstuck=lambda seat: loop.call_soon_threadsafe(
-            referee.notice, f"Seat {seat}'s button is free again"
-        ),
-    )
-    table.tick_hooks.append(lambda: buttons.check_stuck(time.monotonic_ns()))
+    buttons = attach_buttons(buzzers, DEFAULT_PINS, make_pin_factory("mock"))
     cam = None
     if camera:
         from companion.camera import CameraInput
