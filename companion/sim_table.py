@@ -15,7 +15,8 @@ HELP = """\
 Keys 0-3 (alone, on an empty line): press that seat's button (Escaped!/Arrested!)
 new 2 Alice Bob [cop=N]      new game (4 players: two team names)
 hide A P D A A               cops hide the row: A alarm, P dye pack (trap), D diamond
-flip 1:3 2:stop              heist attempt: seat:position or seat:stop per robber
+flip 1:3 2:stop              heist attempt: seat:position (1-5, the cops' left to
+                             right) or seat:stop per robber
 go                           start the race (Go!)
 stage N                      cops claim stage N (1-3)
 bang 1 [2]                   dye pack: seats losing a tile (2 tiles in all)
@@ -82,13 +83,21 @@ def parse_command(text: str, state: GameState) -> dict[str, Any]:
         return {"type": "heist_hide", "row": args}
     if word == "flip":
         _need(args, 1, "flip SEAT:POSITION|SEAT:stop ...")
+        heist = state.turn.heist if state.turn else None
+        size = len(heist.row) if heist else 6
         flips = []
         for a in args:
             seat, _, what = a.partition(":")
             if what.lower() in ("stop", "s", "x"):
                 flips.append({"seat": _int(seat, "seat"), "stop": True})
-            else:
-                flips.append({"seat": _int(seat, "seat"), "position": _int(what, "position")})
+                continue
+            shown = _int(what, "position")
+            if not 1 <= shown <= size:
+                raise ValueError(
+                    f"flip: position must be 1-{size} (the cops' row, left to right), got {shown}"
+                )
+            # People count 1-5; the event format counts from 0 (a contract).
+            flips.append({"seat": _int(seat, "seat"), "position": shown - 1})
         return {"type": "heist_attempt", "flips": flips}
     if word in ("go", "start"):
         return {"type": "assault_start"}

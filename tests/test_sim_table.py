@@ -43,7 +43,7 @@ S = new_state()
             "flip 1:3 2:stop",
             {
                 "type": "heist_attempt",
-                "flips": [{"seat": 1, "position": 3}, {"seat": 2, "stop": True}],
+                "flips": [{"seat": 1, "position": 2}, {"seat": 2, "stop": True}],
             },
         ),
         ("go", {"type": "assault_start"}),

@@ -43,7 +43,7 @@ def test_interactive_table_from_a_pipe(tmp_path, monkeypatch, capsys):
     """The interactive table reads commands a line at a time when stdin is a pipe;
     a line holding a digit presses that seat's simulated button."""
     r, w = os.pipe()
-    commands = ["new 2 Ann Bob", "hide A P D A A", "flip 1:2", "go", "1", "quit"]
+    commands = ["new 2 Ann Bob", "hide A P D A A", "flip 1:3", "go", "1", "quit"]
     os.write(w, ("\n".join(commands) + "\n").encode())
     os.close(w)
     monkeypatch.setattr(sys, "stdin", os.fdopen(r))
