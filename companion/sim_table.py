@@ -136,3 +136,57 @@ def parse_command(text: str, state: GameState) -> dict[str, Any]:
     if word == "undo":
         return {"type": "undo"}
     raise ValueError(f"unknown command {word!r} (type help)")
+
+
+FACE_LETTER = {"alarm": "A", "dye_pack": "P", "diamond": "D"}
+
+
+def describe(event: Any) -> str:
+    """One readable line for an event of the log (heist positions 1-5, no ts_ns)."""
+    if not isinstance(event, dict):
+        return repr(event)
+    kind = event.get("type")
+    try:
+        if kind == "new_game":
+            names = ", ".join(str(n) for n in event.get("names", []))
+            cops = event.get("first_cop", 0)
+            return f"new game: {event.get('players')} players ({names}), cops seat {cops}"
+        if kind == "heist_hide":
+            return "hide " + " ".join(FACE_LETTER.get(f, str(f)) for f in event.get("row", []))
+        if kind == "heist_attempt":
+            parts = []
+            for f in event.get("flips", []):
+                what = "stop" if f.get("stop") is True else str(int(f.get("position")) + 1)
+                parts.append(f"{f.get('seat')}:{what}")
+            return "flip " + " ".join(parts)
+        if kind == "assault_start":
+            return "go"
+        if kind == "stage":
+            return f"stage {event.get('stage')}"
+        if kind == "dye_pack":
+            return "bang " + " ".join(str(t) for t in event.get("targets", []))
+        if kind in ("hostage", "backup", "loot"):
+            return f"{kind} {event.get('seat')}"
+        if kind == "steal":
+            return f"steal {event.get('seat')} from {event.get('from')}"
+        if kind == "buzz":
+            text = f"button {event.get('seat')}"
+            finish = event.get("photo_finish")
+            if isinstance(finish, dict) and isinstance(finish.get("margin_ns"), int):
+                text += f" (photo finish, by {finish['margin_ns'] / 1e6:.3f} ms)"
+            return text
+        if kind == "impound":
+            return f"impound {event.get('seat')} car {event.get('car')}"
+        if kind == "tally":
+            return f"tally {event.get('seat')} ${int(event.get('cash')):,}"
+        if kind == "sticky_fingers":
+            src = "box" if event.get("from") is None else event.get("from")
+            return f"sticky {event.get('seat')} from {src}"
+        if kind in ("empty", "undo"):
+            return str(kind)
+        if kind == "rejected":
+            return f"REJECTED {event.get('reason')}"
+    except (TypeError, ValueError, AttributeError):
+        pass
+    shown = {k: v for k, v in event.items() if k != "ts_ns"}
+    return json.dumps(shown, separators=(",", ":"))

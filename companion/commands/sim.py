@@ -71,7 +71,11 @@ async def play_script(
     echo_rejections: bool = True,
     arbiter: ArbiterConfig | None = None,
 ) -> tuple[int, int]:
-    """Play script lines through the loop. Returns (lines played, lines rejected)."""
+    """Play script lines through the loop. Returns (lines played, lines rejected).
+
+    A comment line starting `# rejected` marks the next event line as a rejection the
+    script means to show (a false start, a second hostage): when it is rejected it is
+    reported as expected and not counted; when it is accepted instead, that is counted."""
     table = TableLoop(referee, stamp_missing=False)
     await table.start()
     buzzers = BuzzerInput(table, arbiter or ArbiterConfig(), virtual_clock=True)
@@ -79,15 +83,22 @@ async def play_script(
     loop = asyncio.get_running_loop()
     played = rejected = 0
     current: dict[str, int] = {"line": 0}
+    expected = intended_rejections(lines)
+    rejected_lines: set[int] = set()
     line_of: dict[tuple[int, int | None], int] = {}  # buzz presses come back later
 
     def note(event, result) -> None:
         nonlocal rejected
         if result.rejection:
-            rejected += 1
             n = current["line"]
             if event.get("type") == "buzz":
                 n = line_of.get((event.get("seat"), event.get("ts_ns")), n)
+            rejected_lines.add(n)
+            if n in expected:
+                if echo_rejections:
+                    print(f"line {n} (rejected as intended): {result.rejection}", file=sys.stderr)
+                return
+            rejected += 1
             if echo_rejections:
                 print(f"line {n}: {result.rejection}", file=sys.stderr)
 
@@ -131,7 +142,26 @@ async def play_script(
     finally:
         buttons.close()
         await table.stop()
+    for n in sorted(expected - rejected_lines):
+        rejected += 1
+        print(f"line {n}: marked '# rejected' but the referee accepted it", file=sys.stderr)
     return played, rejected
+
+
+def intended_rejections(lines: list[str]) -> set[int]:
+    """Line numbers (1-based) of event lines right after a `# rejected...` comment."""
+    marked: set[int] = set()
+    pending = False
+    for n, line in enumerate(lines, 1):
+        text = line.strip()
+        if text.lower().startswith("# rejected"):
+            pending = True
+        elif is_comment(line):
+            continue
+        elif pending:
+            marked.add(n)
+            pending = False
+    return marked
 
 
 def run(args: argparse.Namespace) -> int:
