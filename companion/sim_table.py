@@ -12,11 +12,10 @@ from companion.rules.state import GameState
 FACE_LETTERS = {"a": "alarm", "p": "dye_pack", "t": "dye_pack", "d": "diamond"}
 
 HELP = """\
-Keys 0-3 (alone, on an empty line): press that seat's button (Escaped!/Arrested!)
+Keys 0-3 on an empty line: press that seat's button (Escaped!/Arrested!)
 new 2 Alice Bob [cop=N]      new game (4 players: two team names)
-hide A P D A A               cops hide the row: A alarm, P dye pack (trap), D diamond
-flip 1:3 2:stop              heist attempt: seat:position (1-5, the cops' left to
-                             right) or seat:stop per robber
+hide A P D A A               cops' row: A alarm, P dye pack (trap), D diamond
+flip 1:3 2:stop              seat:POS (1-5, cops' left to right) or seat:stop
 go                           start the race (Go!)
 stage N                      cops claim stage N (1-3)
 bang 1 [2]                   dye pack: seats losing a tile (2 tiles in all)

@@ -22,6 +22,8 @@ from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import DEFAULT_PINS, SeatButtons
 from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop, resume_state
+from companion.rules.engine import winners_of
+from companion.rules.state import GAME_OVER
 from companion.rules.summary import summary
 
 
@@ -53,15 +55,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _open_log(path: str | None) -> tuple[GameLog | None, Referee]:
+    """The log to write (an existing one is resumed). What resuming found is printed on
+    stderr and also left in the referee's messages, for the screen."""
     if path is None:
         return None, Referee()
     state, report = resume_state(path)
-    for problem in report.problems:
-        print(f"{path}: {problem}", file=sys.stderr)
+    notes = [f"{path}: skipped {problem}" for problem in report.problems]
     log = GameLog(path)
     if report.events:
-        print(f"resumed {path}: {report.events} events", file=sys.stderr)
-    return log, Referee(state=state, log=log)
+        notes.append(f"resumed {path}: {report.events} events")
+    if state.phase == GAME_OVER:
+        winners = winners_of(state)
+        who = " and ".join(state.seats[w].name for w in winners)
+        notes.append(
+            (f"this game is over: winner {who}" if winners else "this game is over (tally)")
+            + "; `new ...` starts a new game in a new log"
+        )
+    for note in notes:
+        print(note, file=sys.stderr)
+    referee = Referee(state=state, log=log)
+    referee.messages.extend(notes)
+    return log, referee
 
 
 async def play_script(

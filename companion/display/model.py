@@ -210,13 +210,16 @@ def render(
 
 
 def status_lines(state: GameState) -> list[str]:
-    """The same state in words, for the terminal beside the LED frame."""
+    """The same state in words, for the terminal beside the LED frame (each line fits
+    80 columns)."""
     if state.nseats == 0:
         return ["No game yet: start one with new_game."]
     turn = state.turn
+    over = state.phase == GAME_OVER
+    turn_no = state.turns_played if over else min(state.turns_played + 1, total_turns(state))
     lines = [
-        f"Round {current_round(state)} · turn {min(state.turns_played + 1, total_turns(state))}"
-        f"/{total_turns(state)} · {PHASE_WORDS.get(state.phase, state.phase)}"
+        f"Round {current_round(state)} · turn {turn_no}/{total_turns(state)} · "
+        f"{PHASE_WORDS.get(state.phase, state.phase)}"
         + (" · BANK EMPTY" if state.bank_empty else "")
     ]
     if turn:
@@ -224,19 +227,32 @@ def status_lines(state: GameState) -> list[str]:
             f"Cops: {state.seats[turn.cop].name} (seat {turn.cop}) · stages {turn.stages}/3"
             f" · preset pieces {turn.preset} · Bang! used {len(turn.bang_intervals)}/4"
         )
+    winners = winners_of(state)
+    if over:
+        if winners:
+            names = " and ".join(state.seats[w].name for w in winners)
+            best = total_of(state, winners[0]) or 0
+            lines.append(f"Winner: {names} with ${best:,} (total: cash + $40,000 a diamond)")
+        else:
+            left = [str(i) for i, s in enumerate(state.seats) if s.cash is None]
+            lines.append(f"Tally each seat's cash: tally S CASH (seat {', '.join(left)} to go)")
     for i, s in enumerate(state.seats):
         tags = []
         if turn and turn.cop == i:
             tags.append("COPS")
         if turn and i in turn.hostages:
-            tags.append("hostage set aside")
+            tags.append("hostage")
         if turn and i in turn.escaped:
             tags.append("ESCAPED")
         if turn and i in turn.arrested:
             tags.append("ARRESTED")
-        cash = "" if s.cash is None else f" cash ${s.cash:,}"
+        total = total_of(state, i)
+        if total is not None:
+            tags.append(f"total ${total:,}")
+        if i in winners:
+            tags.append("WINNER")
         lines.append(
-            f"  seat {i} {s.name:<10} cars {s.cars} diamonds {s.diamonds} "
-            f"escaped {s.escaped} arrested {s.arrested}{cash} {' '.join(tags)}"
+            f"  seat {i} {s.name:<10.10} cars {s.cars} diamonds {s.diamonds} "
+            f"escaped {s.escaped} arrested {s.arrested} {' '.join(tags)}".rstrip()
         )
     return lines
