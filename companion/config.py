@@ -137,7 +137,7 @@ class SoundConfig:
     # Spoken callouts (espeak-ng rendered to cached WAV files, played with aplay).
     enabled: bool = True
     voice: str = "en"  # an espeak-ng voice: "en", "en-us", "en+f3", "de", ...
-    volume: int = 100  # 0-100 (% of espeak-ng's normal loudness x 2)
+    volume: int = 100  # 0-100: % of espeak-ng's normal loudness
     speed: int = 175  # words per minute, 80-450
     device: str = ""  # an ALSA device for aplay -D ("" : the default device)
 

@@ -50,6 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="calibration/synthetic",
         help="calibration profile for the camera's symbol dice (default: %(default)s)",
     )
+    p.add_argument(
+        "--sound",
+        action="store_true",
+        help="speak the callouts, as the box does (espeak-ng and aplay; default: silent)",
+    )
     p.add_argument("--no-fsync", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
@@ -178,6 +183,22 @@ def intended_rejections(lines: list[str]) -> set[int]:
     return marked
 
 
+def _speaker(args: argparse.Namespace, referee: Referee) -> object | None:
+    if not getattr(args, "sound", False):
+        return None
+    from companion.config import SoundConfig
+    from companion.speech.callouts import attach_speaker
+    from companion.speech.player import make_speaker
+
+    def notice(text: str) -> None:
+        print(text, file=sys.stderr)
+        referee.messages.append(text)
+
+    speaker = make_speaker(SoundConfig(), notice)
+    attach_speaker(referee, speaker)
+    return speaker
+
+
 def run(args: argparse.Namespace) -> int:
     if args.script:
         try:
@@ -188,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
         log, referee = _open_log(args.log)
         if log and args.no_fsync:
             log.fsync = False
+        speaker = _speaker(args, referee)
         try:
             if not args.headless:
                 from companion.display.terminal import TerminalDisplay
@@ -197,6 +219,8 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if log:
                 log.close()
+            if speaker is not None:
+                speaker.close()  # type: ignore[attr-defined]
         print(json.dumps(summary(referee.state)))
         return 2 if args.strict and rejected else 0
     if args.headless:
@@ -206,9 +230,12 @@ def run(args: argparse.Namespace) -> int:
 
     path = args.log or time.strftime("vault-logs/game-%Y%m%d-%H%M%S.jsonl")
     log, referee = _open_log(path)
+    speaker = _speaker(args, referee)
     try:
         return asyncio.run(run_interactive(referee, camera=args.camera, profile=args.profile))
     finally:
         if log:
             log.close()
+        if speaker is not None:
+            speaker.close()  # type: ignore[attr-defined]
         print(f"game log: {path}")

@@ -71,7 +71,7 @@ def render_wav(
     into place, so a half-written file is never played). Raises OSError/CalledProcessError."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}.wav")
-    amplitude = max(0, min(200, round(volume * 2)))  # espeak-ng's -a: 0-200, 100 normal
+    amplitude = max(0, min(200, round(volume)))  # espeak-ng -a: 100 is its normal loudness
     subprocess.run(
         [espeak, "-v", voice, "-s", str(speed), "-a", str(amplitude), "-w", str(tmp), "--", text],
         check=True,
