@@ -95,8 +95,11 @@ def parse_command(text: str, state: GameState) -> dict[str, Any]:
                 raise ValueError(
                     f"flip: position must be 1-{size} (the cops' row, left to right), got {shown}"
                 )
+            who = _int(seat, "seat")
+            if heist is not None and shown - 1 in heist.flipped_by(who):
+                raise ValueError(f"flip: seat {who} already flipped position {shown}")
             # People count 1-5; the event format counts from 0 (a contract).
-            flips.append({"seat": _int(seat, "seat"), "position": shown - 1})
+            flips.append({"seat": who, "position": shown - 1})
         return {"type": "heist_attempt", "flips": flips}
     if word in ("go", "start"):
         return {"type": "assault_start"}

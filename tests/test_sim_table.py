@@ -82,6 +82,9 @@ def test_flip_positions_are_1_to_5_for_people():
     for bad in ("flip 1:0", "flip 1:6"):
         with pytest.raises(ValueError, match=r"position must be 1-5 \(the cops' row"):
             parse_command(bad, s)
+    s = play({"type": "heist_attempt", "flips": [{"seat": 1, "position": 0}]}, state=s)
+    with pytest.raises(ValueError, match="seat 1 already flipped position 1"):
+        parse_command("flip 1:1", s)
 
 
 def test_describe_reads_like_the_commands():
