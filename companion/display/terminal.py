@@ -106,6 +106,7 @@ class TerminalDisplay:
         self.help: list[str] | None = None  # shown instead of the panes until cleared
         self.log: deque[str] | None = None
         self._last = ""
+        self._view: View | None = None
 
     def on_event(self, event: Any, result: Result) -> None:
         from companion.sim_table import describe
@@ -116,8 +117,11 @@ class TerminalDisplay:
             self.log.append(f"✗ {describe(event)}: {result.rejection}")
         else:
             self.log.append(describe(event))
+        if self._view is not None:  # the referee drew before telling its listeners
+            self.show(self._view)
 
     def show(self, view: View) -> None:
+        self._view = view
         text = render_view(view, self.prompt, self.log, self.help)
         if text == self._last:
             return
