@@ -144,14 +144,17 @@ GAME_OVER_HOLD_TICKS = 8  # a held line of the game-over screen: 2 s at the loop
 SCROLL_PX_PER_TICK = 2
 
 
+SCROLL_START_X = WIDTH - 8  # the first letters show at once
+
+
 def _scrolled(text: str, step: int) -> Frame:
-    """`text` (3x5) entering at the right edge, SCROLL_PX_PER_TICK pixels a tick."""
+    """`text` (3x5) moving in from the right, SCROLL_PX_PER_TICK pixels a tick."""
     y0 = (HEIGHT - FONT_3X5.height) // 2
-    return render_text(text, FONT_3X5, x=WIDTH - step * SCROLL_PX_PER_TICK, y=y0)
+    return render_text(text, FONT_3X5, x=SCROLL_START_X - step * SCROLL_PX_PER_TICK, y=y0)
 
 
 def _scroll_ticks(text: str) -> int:
-    return -(-(FONT_3X5.text_width(text) + WIDTH) // SCROLL_PX_PER_TICK) + 1
+    return -(-(FONT_3X5.text_width(text) + SCROLL_START_X) // SCROLL_PX_PER_TICK) + 1
 
 
 def thousands(cash: int) -> str:
@@ -227,6 +230,14 @@ def status_lines(state: GameState) -> list[str]:
             f"Cops: {state.seats[turn.cop].name} (seat {turn.cop}) · stages {turn.stages}/3"
             f" · preset pieces {turn.preset} · Bang! used {len(turn.bang_intervals)}/4"
         )
+    if state.phase == HEIST and turn and turn.heist:
+        heist = turn.heist
+        parts = []
+        for seat, flipped in heist.flipped:
+            shown = ",".join(str(p + 1) for p in sorted(flipped)) or "-"
+            out = "" if seat in heist.in_heist else " (out)"
+            parts.append(f"{state.seats[seat].name} {shown}{out}")
+        lines.append(f"Heist, positions 1-{len(heist.row)} flipped: " + " · ".join(parts))
     winners = winners_of(state)
     if over:
         if winners:

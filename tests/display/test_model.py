@@ -131,3 +131,16 @@ def test_game_over_scrolls_the_winner_then_holds_each_total():
     tie = _game_over(cash=(7_500, 7_500))
     assert game_over_lines(tie)[0] == ("WINNERS Ann+Bob", True)
     assert game_over_lines(tie)[1] == ("Ann 7.5K", False)
+
+
+def test_status_shows_heist_flips_counted_from_1_and_the_turn_after_an_early_end():
+    s = play(new_game(3), {"type": "heist_hide", "row": ROW5})
+    s = play({"type": "heist_attempt", "flips": [{"seat": 1, "position": 0},
+                                                  {"seat": 2, "stop": True}]}, state=s)
+    assert "Heist, positions 1-5 flipped: Bob 1 · Cat - (out)" in status_lines(s)
+    over = _game_over()
+    text = "\n".join(status_lines(over))
+    assert "turn 1/6 · game over · BANK EMPTY" in text
+    assert "Winner: Ann with $20,000" in text
+    assert "seat 1 Bob        cars 2 diamonds 0 escaped 0 arrested 1 total $5,000" in text
+    assert all(len(line) <= 80 for line in status_lines(over))
