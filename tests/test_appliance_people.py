@@ -89,3 +89,22 @@ def test_without_the_option_the_cops_early_press_is_rejected(tmp_path, capsys):
     app = run_input(tmp_path, ["new 2 Ann Bob", "hide A P D A A", "flip 1:stop", "go", "0"])
     assert app.referee.state.turn.stages == 0
     assert "REJECTED buzz: Arrested! needs stages 1-3 complete" in capsys.readouterr().out
+
+
+def test_pin_shows_on_the_led_frame_for_seconds(tmp_path, capsys):
+    from companion.display.model import flash_frame
+
+    async def go():
+        app = Appliance(config(tmp_path))
+        await app.start()
+        app.announce_pin("0382", seconds=30)
+        view = app.referee.view()
+        app.referee.on_tick()  # a tick later (the loop's 0.25 s) it is still up
+        still = app.referee.flash
+        await app.close()
+        return view, still
+
+    view, still = asyncio.run(go())
+    assert view.flash == "pin:0382" and still == "pin:0382"
+    assert view.frame == flash_frame("PIN 0382")
+    assert "table: pairing PIN 0382" in capsys.readouterr().out

@@ -1,8 +1,10 @@
 """The pure mapping from the referee's results to spoken phrases."""
 
 from game_builders import at_race, new_game, play, stages
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from companion.rules.engine import apply, new_state
+from companion.rules.engine import EVENT_TYPES, apply, new_state
 from companion.speech.phrases import callouts, pin_phrase
 
 
@@ -104,3 +106,31 @@ def test_the_winner_with_the_total_in_words():
 
 def test_pin_is_read_digit_by_digit():
     assert pin_phrase("4719") == "The pin is four, seven, one, nine."
+
+
+event_values = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 6), st.text(max_size=4),
+    st.lists(st.integers(-1, 4), max_size=3),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    kind=st.sampled_from(sorted(EVENT_TYPES)),
+    fields=st.dictionaries(
+        st.sampled_from(["seat", "stage", "targets", "from", "cash", "car", "ts_ns",
+                         "photo_finish", "after"]),
+        event_values,
+        max_size=4,
+    ),
+    where=st.sampled_from(["race", "staged", "hostage"]),
+)
+def test_any_event_gives_a_few_short_phrases_and_never_raises(kind, fields, where):
+    s = at_race(3)
+    if where == "staged":
+        s = stages(s)
+    elif where == "hostage":
+        s = play({"type": "hostage", "seat": 1}, state=s)
+    phrases = said(s, {"type": kind, **fields})
+    assert isinstance(phrases, list) and len(phrases) <= 4
+    assert all(isinstance(p, str) and 0 < len(p) < 120 and "seat" not in p for p in phrases)
