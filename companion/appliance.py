@@ -149,9 +149,18 @@ class Appliance:
             print(text, file=sys.stderr, flush=True)
 
     def _tell(self, text: str) -> None:
-        """One of the referee's messages, for the people: a line on stdout (journald)."""
-        if self.echo:
-            print(f"table: {text}", flush=True)
+        """One of the referee's messages, for the people: a line on stdout (journald),
+        written after the referee has shown the event (never before a verdict)."""
+        if not self.echo:
+            return
+        try:
+            asyncio.get_running_loop().call_soon(self._print_line, f"table: {text}")
+        except RuntimeError:
+            self._print_line(f"table: {text}")
+
+    @staticmethod
+    def _print_line(line: str) -> None:
+        print(line, flush=True)
 
     def announce_pin(self, pin: str, seconds: float = 10.0) -> None:
         """Show the pairing PIN on the LED display, say it, and print it."""
