@@ -6,7 +6,9 @@ window, the button lamps and the stage bar, the LED display, the optional Pico
 co-processor, the optional camera, and systemd's notify protocol (READY=1 once the
 hardware is up, WATCHDOG=1 from the event loop itself, so a stalled loop gets
 restarted). Other events (the cops' row, stages, tallies, ...) come in as JSON Lines
-from `--input` (a file, a FIFO, or `-` for stdin).
+or the sim's short commands from `--input` (a file, a FIFO, or `-` for stdin). The
+referee's messages (rejections, "choose a car to impound", the winner) are printed to
+stdout, one line each (the journal), and spoken by the speaker (`[sound]`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop, View, resume_state
 from companion.rules.engine import Result, winners_of
 from companion.rules.state import ASSAULT, GAME_OVER, NO_GAME, GameState
+from companion.sim_table import parse_command
 
 LOG_PATTERN = "game-*.jsonl"
 
@@ -135,11 +138,40 @@ class Appliance:
         self.pico: Any = None
         self.led: LedDisplay | None = None
         self.camera: Any = None
+        self.speaker: Any = None
         self.stop_event = asyncio.Event()
+        from companion.announce import subscribe_messages
+
+        subscribe_messages(self.referee, self._tell)
 
     def _say(self, text: str) -> None:
         if self.echo:
             print(text, file=sys.stderr, flush=True)
+
+    def _tell(self, text: str) -> None:
+        """One of the referee's messages, for the people: a line on stdout (journald),
+        written after the referee has shown the event (never before a verdict)."""
+        if not self.echo:
+            return
+        try:
+            asyncio.get_running_loop().call_soon(self._print_line, f"table: {text}")
+        except RuntimeError:
+            self._print_line(f"table: {text}")
+
+    @staticmethod
+    def _print_line(line: str) -> None:
+        print(line, flush=True)
+
+    def announce_pin(self, pin: str, seconds: float = 10.0) -> None:
+        """Show the pairing PIN on the LED display, say it, and print it."""
+        from companion.speech.phrases import pin_phrase
+
+        self._tell(f"pairing PIN {pin}")
+        self.referee.show_flash(f"pin:{pin}")
+        self.referee.flash_until = self.referee.clock() + seconds
+        if self.speaker is not None:
+            self.speaker.say(pin_phrase(pin))
+        self.referee.refresh()
 
     # ---- set-up, on the loop
     async def start(self) -> None:
@@ -152,6 +184,7 @@ class Appliance:
         if warning:
             self._say(f"companion: warning: {warning}")
         self.buzzers = BuzzerInput(self.table, arbiter)
+        self.buzzers.cop_claims_stages = cfg.table.cop_button_claims_stages
         factory = make_pin_factory(cfg.gpio.pin_factory)
         self.factory = factory
         self.buttons = attach_buttons(
@@ -189,6 +222,11 @@ class Appliance:
                 self.camera.start(loop)
             except Exception as exc:  # a camera that will not open: say so, referee on
                 self.camera.on_gone(exc)
+        from companion.speech.callouts import attach_speaker
+        from companion.speech.player import make_speaker
+
+        self.speaker = make_speaker(cfg.sound, lambda text: self._say(f"companion: {text}"))
+        attach_speaker(self.referee, self.speaker)
         self._update_lamps(None, None)
         self.referee.refresh()
         state = self.referee.state
@@ -231,7 +269,8 @@ class Appliance:
             await asyncio.sleep(period)
 
     async def read_input(self, path: str) -> None:
-        """JSON Lines events from a file, FIFO or stdin ('-'), one line at a time."""
+        """Events from a file, FIFO or stdin ('-'), one line at a time: JSON Lines, or
+        the sim's short commands (`go`, `stage 2`, `flip 1:3 2:stop`, a seat digit)."""
         loop = asyncio.get_running_loop()
         fh = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
         try:
@@ -247,11 +286,16 @@ class Appliance:
                 if is_comment(line):
                     continue
                 try:
-                    event = decode(line)
-                except EventFormatError as exc:
+                    if line.lstrip().startswith("{"):
+                        event = decode(line)
+                    else:
+                        event = parse_command(line, self.referee.state)
+                except (EventFormatError, ValueError) as exc:
                     self._say(f"input line {n}: {exc}")
                     continue
                 if event.get("type") == "buzz" and self.buzzers is not None:
+                    if "ts_ns" not in event:  # a seat digit typed: pressed now
+                        event = {**event, "ts_ns": time.monotonic_ns()}
                     seat, ts = event.get("seat"), event.get("ts_ns")
                     if isinstance(seat, int) and isinstance(ts, int):
                         self.buzzers.arrive(seat, ts, time.monotonic_ns())
@@ -279,6 +323,8 @@ class Appliance:
                 dev.close()
         if self.led:
             self.led.close()
+        if self.speaker is not None:
+            self.speaker.close()
         self.log.close()
 
 

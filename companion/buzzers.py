@@ -10,6 +10,10 @@ its line comes second, as long as it falls inside the settle window.
 
 Presses before the race is armed (before Go!) skip the window: they go straight to
 the referee, which rejects them as false starts.
+
+With `cop_claims_stages` (config `table.cop_button_claims_stages`), a press of the
+cops' button during the race before stage 3 is claimed becomes the next `stage` event
+(stamped with the press), and only after stage 3 is it "Arrested!".
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ class BuzzerInput:
         self.last_arrival = 0
         self.verdicts: list[Verdict] = []
         self._timer: asyncio.TimerHandle | None = None
+        self.cop_claims_stages = False
+        self._claimed: tuple[int, int] = (-1, 0)  # (turn, stage) last claimed by a press
 
     # ---- from any thread
     def on_press(self, seat: int, ts_ns: int) -> None:
@@ -79,6 +85,8 @@ class BuzzerInput:
             self.table.post({"type": "buzz", "seat": seat, "ts_ns": ts_ns})
             return
         cop = self.table.referee.state.cop
+        if self.cop_claims_stages and seat == cop and self._claim_stage(ts_ns):
+            return
         result = offer(self.window, Press(seat, ts_ns, arrival_ns), cop, self.config)
         if result.closed:
             self._emit(result.closed)
@@ -86,6 +94,20 @@ class BuzzerInput:
         self.window = result.window
         if new_window and not self.virtual:
             self._schedule()
+
+    def _claim_stage(self, ts_ns: int) -> bool:
+        """The cops' press as the next stage claim, while stages 1-3 are not all in."""
+        state = self.table.referee.state
+        turn = state.turn
+        if turn is None or state.bank_empty:
+            return False
+        last_turn, last_stage = self._claimed
+        done = max(turn.stages, last_stage if last_turn == state.turns_played else 0)
+        if done >= 3:
+            return False
+        self._claimed = (state.turns_played, done + 1)
+        self.table.post({"type": "stage", "stage": done + 1, "ts_ns": ts_ns})
+        return True
 
     def _schedule(self) -> None:
         """Arm the timer for the open window's close time (on the arrival clock)."""

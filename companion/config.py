@@ -19,6 +19,7 @@ directory holding the file.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -132,6 +133,23 @@ class CameraConfig:
 
 
 @dataclass(frozen=True)
+class SoundConfig:
+    # Spoken callouts (espeak-ng rendered to cached WAV files, played with aplay).
+    enabled: bool = True
+    voice: str = "en"  # an espeak-ng voice: "en", "en-us", "en+f3", "de", ...
+    volume: int = 100  # 0-100: % of espeak-ng's normal loudness
+    speed: int = 175  # words per minute, 80-450
+    device: str = ""  # an ALSA device for aplay -D ("" : the default device)
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    # The cops' button claims stages: each press before stage 3 is claimed is the next
+    # `stage`; after it, the press is "Arrested!" as always.
+    cop_button_claims_stages: bool = False
+
+
+@dataclass(frozen=True)
 class Config:
     gpio: GpioConfig = field(default_factory=GpioConfig)
     buttons: ButtonsConfig = field(default_factory=ButtonsConfig)
@@ -142,6 +160,8 @@ class Config:
     log: LogConfig = field(default_factory=LogConfig)
     camera: CameraConfig = field(default_factory=CameraConfig)
     source: str = "<defaults>"  # where it came from, for messages
+    sound: SoundConfig = field(default_factory=SoundConfig)
+    table: TableConfig = field(default_factory=TableConfig)
 
     @property
     def seats(self) -> int:
@@ -275,6 +295,7 @@ def _camera_source(base: Path | None) -> Callable[[Any], str | int]:
 # --- loading -----------------------------------------------------------------------------
 
 SECTIONS = ("gpio", "buttons", "lamps", "display", "timing", "pico", "log", "camera")
+SECTIONS += ("sound", "table")
 
 
 def load_config(path: str | os.PathLike[str]) -> Config:
@@ -428,13 +449,41 @@ def config_from_dict(
     )
     c.done()
 
-    config = Config(gpio, buttons, lamps, display, timing, pico, log, camera, source)
+    c = _Checker(source, "sound", tables["sound"])
+    sound = SoundConfig(
+        enabled=c.get("enabled", True, _boolean, "true or false"),
+        voice=c.get("voice", "en", _voice, 'an espeak-ng voice name such as "en" or "en-us+f3"'),
+        volume=c.get("volume", 100, _integer(0, 100), "a whole number from 0 to 100"),
+        speed=c.get("speed", 175, _integer(80, 450), "words per minute from 80 to 450"),
+        device=c.get("device", "", _alsa_device, 'an ALSA device name such as "plughw:1,0" or ""'),
+    )
+    c.done()
+
+    c = _Checker(source, "table", tables["table"])
+    table = TableConfig(
+        cop_button_claims_stages=c.get("cop_button_claims_stages", False, _boolean, "true or false")
+    )
+    c.done()
+
+    config = Config(gpio, buttons, lamps, display, timing, pico, log, camera, source, sound, table)
     _check_pin_conflicts(config)
     return config
 
 
 def _table(v: Any) -> Mapping[str, Any]:
     if not isinstance(v, dict):
+        raise ValueError
+    return v
+
+
+def _voice(v: Any) -> str:
+    if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_+-]{1,40}", v):
+        raise ValueError
+    return v
+
+
+def _alsa_device(v: Any) -> str:
+    if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_:,.=-]{0,80}", v):
         raise ValueError
     return v
 

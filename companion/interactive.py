@@ -2,8 +2,11 @@
 
 On a terminal, keys 0-3 typed on an empty line press that seat's button at once (a
 press on a simulated gpiozero pin, through the same path as a real button); any other
-key starts a command line, finished with Enter. With stdin not a terminal (a pipe),
-input is read a line at a time: a line holding just a digit presses that seat.
+key starts a command line, finished with Enter. With stdin not a terminal (a pipe, a
+file, /dev/null), input is read a line at a time on a worker thread: a line holding
+just a digit presses that seat; the end of the input ends the session.
+
+A `new ...` game after game over starts a new log beside the old one, as `serve` does.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ import sys
 
 from companion.buzzers import BuzzerInput, attach_buttons, prepare_interpreter
 from companion.display.terminal import TerminalDisplay
+from companion.gamelog import GameLog
 from companion.hardware.buttons import DEFAULT_PINS
 from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop
+from companion.rules.state import GAME_OVER, GameState
 from companion.sim_table import HELP, parse_command
 
 PROMPT = "keys 0-3 press buttons · command + Enter · help · quit > "
@@ -27,7 +32,9 @@ async def run_interactive(referee: Referee, camera: str | None = None, profile: 
     tty = sys.stdin.isatty()
     display = TerminalDisplay(clear=tty)
     referee.displays.append(display)
+    referee.listeners.append(display.on_event)
     table = TableLoop(referee)
+    table.before_submit.append(lambda event: new_log_after_game_over(referee, event))
     await table.start()
     buzzers = BuzzerInput(table)
     prepare_interpreter(buzzers.config)
@@ -52,17 +59,23 @@ async def run_interactive(referee: Referee, camera: str | None = None, profile: 
 
     def handle_command(text: str) -> None:
         text = text.strip()
+        display.help = None
         if not text:
+            referee.refresh()
             return
         if text in ("quit", "exit", "q"):
             done.set()
             return
         if text == "help":
-            referee.messages.extend(HELP.splitlines())
+            display.help = [*HELP.splitlines(), "(Enter or any command closes this help)"]
+            referee.refresh()
             return
         if text.isdigit() and len(text) == 1:
             seat = int(text)
-            if seat < len(buttons.devices):
+            why = why_no_press(referee.state, seat, len(buttons.devices))
+            if why:
+                referee.notice(why)
+            else:
                 # Press the simulated pin from another thread, like a real edge.
                 pending.append(loop.run_in_executor(None, buttons.press, seat, None))
             return
@@ -71,18 +84,26 @@ async def run_interactive(referee: Referee, camera: str | None = None, profile: 
         except ValueError as exc:
             referee.messages.append(f"? {exc}")
 
+    async def read_lines() -> None:
+        """Not a terminal: a line at a time from a worker thread (a pipe, a regular file
+        or /dev/null, which the loop's add_reader cannot watch)."""
+        while not done.is_set():
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+            if not line:
+                break
+            handle_command(line)
+            if pending:  # lines come in order: settle each press before the next line
+                await asyncio.gather(*pending)
+                pending.clear()
+                await asyncio.sleep(0)
+                buzzers.flush()
+            await table.drain()
+        done.set()
+
     def on_key() -> None:
         data = os.read(sys.stdin.fileno(), 1024).decode(errors="replace")
         if not data:
             done.set()
-            return
-        if not tty:
-            buffer.append(data)
-            text = "".join(buffer)
-            *lines, rest = text.split("\n")
-            buffer[:] = [rest]
-            for line in lines:
-                handle_command(line)
             return
         for ch in data:
             if ch in "\r\n":
@@ -100,13 +121,16 @@ async def run_interactive(referee: Referee, camera: str | None = None, profile: 
         set_prompt()
 
     old = None
+    reader: asyncio.Task[None] | None = None
     if tty:
         import termios
         import tty as ttymod
 
         old = termios.tcgetattr(sys.stdin.fileno())
         ttymod.setcbreak(sys.stdin.fileno())
-    loop.add_reader(sys.stdin.fileno(), on_key)
+        loop.add_reader(sys.stdin.fileno(), on_key)
+    else:
+        reader = asyncio.create_task(read_lines())
     set_prompt()
     try:
         await done.wait()
@@ -115,7 +139,10 @@ async def run_interactive(referee: Referee, camera: str | None = None, profile: 
         buzzers.flush()
         await table.drain()
     finally:
-        loop.remove_reader(sys.stdin.fileno())
+        if tty:
+            loop.remove_reader(sys.stdin.fileno())
+        if reader is not None and not reader.done():
+            reader.cancel()  # its thread's readline returns with the input
         if old is not None:
             import termios
 
@@ -126,3 +153,33 @@ async def run_interactive(referee: Referee, camera: str | None = None, profile: 
         with contextlib.suppress(Exception):
             await table.stop()
     return 0
+
+
+def why_no_press(state: GameState, seat: int, buttons: int) -> str | None:
+    """Why a seat key does nothing, in one line (None: it presses a button)."""
+    if state.nseats and seat >= state.nseats:
+        what = "teams" if state.players == 4 else "seats"
+        return (
+            f"key {seat}: no seat {seat} in this {state.players}-player game "
+            f"({what} 0-{state.nseats - 1})"
+        )
+    if seat >= buttons:
+        return f"key {seat}: the simulated table has buttons 0-{buttons - 1} only"
+    return None
+
+
+def new_log_after_game_over(referee: Referee, event: dict) -> None:
+    """A `new_game` after game over starts a fresh game in a new log beside the old."""
+    if event.get("type") != "new_game" or referee.state.phase != GAME_OVER:
+        return
+    from companion.appliance import new_log_path
+
+    old = referee.log
+    referee.state = GameState()
+    if old is None:
+        referee.messages.append("New game (no log)")
+        return
+    old.close()
+    path = new_log_path(old.path.parent)
+    referee.log = GameLog(path, fsync=getattr(old, "fsync", True))
+    referee.messages.append(f"New game: log {path}")

@@ -12,10 +12,10 @@ from companion.rules.state import GameState
 FACE_LETTERS = {"a": "alarm", "p": "dye_pack", "t": "dye_pack", "d": "diamond"}
 
 HELP = """\
-Keys 0-3 (alone, on an empty line): press that seat's button (Escaped!/Arrested!)
+Keys 0-3 on an empty line: press that seat's button (Escaped!/Arrested!)
 new 2 Alice Bob [cop=N]      new game (4 players: two team names)
-hide A P D A A               cops hide the row: A alarm, P dye pack (trap), D diamond
-flip 1:3 2:stop              heist attempt: seat:position or seat:stop per robber
+hide A P D A A               cops' row: A alarm, P dye pack (trap), D diamond
+flip 1:3 2:stop              seat:POS (1-5, cops' left to right) or seat:stop
 go                           start the race (Go!)
 stage N                      cops claim stage N (1-3)
 bang 1 [2]                   dye pack: seats losing a tile (2 tiles in all)
@@ -82,13 +82,24 @@ def parse_command(text: str, state: GameState) -> dict[str, Any]:
         return {"type": "heist_hide", "row": args}
     if word == "flip":
         _need(args, 1, "flip SEAT:POSITION|SEAT:stop ...")
+        heist = state.turn.heist if state.turn else None
+        size = len(heist.row) if heist else 6
         flips = []
         for a in args:
             seat, _, what = a.partition(":")
             if what.lower() in ("stop", "s", "x"):
                 flips.append({"seat": _int(seat, "seat"), "stop": True})
-            else:
-                flips.append({"seat": _int(seat, "seat"), "position": _int(what, "position")})
+                continue
+            shown = _int(what, "position")
+            if not 1 <= shown <= size:
+                raise ValueError(
+                    f"flip: position must be 1-{size} (the cops' row, left to right), got {shown}"
+                )
+            who = _int(seat, "seat")
+            if heist is not None and shown - 1 in heist.flipped_by(who):
+                raise ValueError(f"flip: seat {who} already flipped position {shown}")
+            # People count 1-5; the event format counts from 0 (a contract).
+            flips.append({"seat": who, "position": shown - 1})
         return {"type": "heist_attempt", "flips": flips}
     if word in ("go", "start"):
         return {"type": "assault_start"}
@@ -127,3 +138,57 @@ def parse_command(text: str, state: GameState) -> dict[str, Any]:
     if word == "undo":
         return {"type": "undo"}
     raise ValueError(f"unknown command {word!r} (type help)")
+
+
+FACE_LETTER = {"alarm": "A", "dye_pack": "P", "diamond": "D"}
+
+
+def describe(event: Any) -> str:
+    """One readable line for an event of the log (heist positions 1-5, no ts_ns)."""
+    if not isinstance(event, dict):
+        return repr(event)
+    kind = event.get("type")
+    try:
+        if kind == "new_game":
+            names = ", ".join(str(n) for n in event.get("names", []))
+            cops = event.get("first_cop", 0)
+            return f"new game: {event.get('players')} players ({names}), cops seat {cops}"
+        if kind == "heist_hide":
+            return "hide " + " ".join(FACE_LETTER.get(f, str(f)) for f in event.get("row", []))
+        if kind == "heist_attempt":
+            parts = []
+            for f in event.get("flips", []):
+                what = "stop" if f.get("stop") is True else str(int(f.get("position")) + 1)
+                parts.append(f"{f.get('seat')}:{what}")
+            return "flip " + " ".join(parts)
+        if kind == "assault_start":
+            return "go"
+        if kind == "stage":
+            return f"stage {event.get('stage')}"
+        if kind == "dye_pack":
+            return "bang " + " ".join(str(t) for t in event.get("targets", []))
+        if kind in ("hostage", "backup", "loot"):
+            return f"{kind} {event.get('seat')}"
+        if kind == "steal":
+            return f"steal {event.get('seat')} from {event.get('from')}"
+        if kind == "buzz":
+            text = f"button {event.get('seat')}"
+            finish = event.get("photo_finish")
+            if isinstance(finish, dict) and isinstance(finish.get("margin_ns"), int):
+                text += f" (photo finish, by {finish['margin_ns'] / 1e6:.3f} ms)"
+            return text
+        if kind == "impound":
+            return f"impound {event.get('seat')} car {event.get('car')}"
+        if kind == "tally":
+            return f"tally {event.get('seat')} ${int(event.get('cash')):,}"
+        if kind == "sticky_fingers":
+            src = "box" if event.get("from") is None else event.get("from")
+            return f"sticky {event.get('seat')} from {src}"
+        if kind in ("empty", "undo"):
+            return str(kind)
+        if kind == "rejected":
+            return f"REJECTED {event.get('reason')}"
+    except (TypeError, ValueError, AttributeError):
+        pass
+    shown = {k: v for k, v in event.items() if k != "ts_ns"}
+    return json.dumps(shown, separators=(",", ":"))

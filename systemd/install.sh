@@ -4,9 +4,9 @@
 #   sudo systemd/install.sh [--no-apt] [--no-start] [--prefix DIR]
 #
 # Idempotent: run it again after `git pull` to update. It
-#   1. installs the OS packages (python3-venv, picamera2, lgpio, spidev) unless --no-apt,
+#   1. installs the OS packages (python3-venv, picamera2, lgpio, spidev, espeak-ng) unless --no-apt,
 #   2. enables SPI (for the MAX7219 display) if it is not on yet,
-#   3. creates the system user "companion" in the gpio, spi, video and dialout groups,
+#   3. creates the system user "companion" in the gpio, spi, video, dialout and audio groups,
 #   4. makes a venv with --system-site-packages (picamera2 and libcamera come from apt)
 #      in PREFIX/venv and installs this checkout into it with the "pi" extra,
 #   5. copies hardware/companion.example.toml to /etc/vault-companion/config.toml if
@@ -19,7 +19,7 @@ PREFIX=/opt/vault-companion
 CONF_DIR=/etc/vault-companion
 STATE_DIR=/var/lib/vault-companion
 SERVICE_USER=companion
-GROUPS_NEEDED=(gpio spi video dialout)
+GROUPS_NEEDED=(gpio spi video dialout audio)
 UNIT=companion.service
 DO_APT=1
 DO_START=1
@@ -55,7 +55,8 @@ if [[ $DO_APT -eq 1 ]]; then
     apt-get install -y --no-install-recommends \
         python3-venv python3-pip python3-dev gcc \
         python3-picamera2 python3-libcamera \
-        python3-lgpio python3-spidev
+        python3-lgpio python3-spidev \
+        espeak-ng alsa-utils
 fi
 
 say "SPI"

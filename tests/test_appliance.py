@@ -97,7 +97,7 @@ def test_serve_notifies_ready_pings_watchdog_logs_and_resumes(tmp_path):
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
-    assert "input line 4: not JSON" in err
+    assert "input line 4: unknown command 'garbage'" in err
     lines = [json.loads(x) for x in logs[0].read_text().splitlines()]
     assert [x["type"] for x in lines] == ["new_game", "heist_hide", "heist_attempt"]
     # Restart: the unfinished game is resumed from its log.

@@ -254,3 +254,29 @@ def test_unreadable_and_binary_files(tmp_path: Path) -> None:
 def test_config_from_dict_checks_types() -> None:
     with pytest.raises(ConfigError, match="timing.settle_ms"):
         config_from_dict({"timing": {"settle_ms": None}})
+
+
+def test_sound_and_table_sections(tmp_path: Path) -> None:
+    c = parse_config(
+        '[sound]\nenabled = false\nvoice = "en-us+f3"\nvolume = 40\nspeed = 200\n'
+        'device = "plughw:1,0"\n[table]\ncop_button_claims_stages = true\n'
+    )
+    assert (c.sound.enabled, c.sound.voice, c.sound.volume) == (False, "en-us+f3", 40)
+    assert (c.sound.speed, c.sound.device) == (200, "plughw:1,0")
+    assert c.table.cop_button_claims_stages is True
+    assert Config().sound.enabled is True and Config().table.cop_button_claims_stages is False
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[sound]\nvolum = 3\n", "unknown key sound.volum (known keys: device, enabled, speed,"),
+        ("[sound]\nvolume = 101\n", "sound.volume must be a whole number from 0 to 100, got 101"),
+        ('[sound]\nvoice = "en; rm -rf /"\n', "sound.voice must be an espeak-ng voice name"),
+        ('[sound]\nenabled = "yes"\n', "sound.enabled must be true or false, got 'yes'"),
+        ("[table]\ncop_button_claims_stages = 1\n", "table.cop_button_claims_stages must be true"),
+        ("sound = 3\n", "sound must be a table ([sound]), got 3"),
+    ],
+)
+def test_sound_and_table_errors_name_the_key(text: str, message: str) -> None:
+    assert message in error_of(text)

@@ -43,7 +43,7 @@ S = new_state()
             "flip 1:3 2:stop",
             {
                 "type": "heist_attempt",
-                "flips": [{"seat": 1, "position": 3}, {"seat": 2, "stop": True}],
+                "flips": [{"seat": 1, "position": 2}, {"seat": 2, "stop": True}],
             },
         ),
         ("go", {"type": "assault_start"}),
@@ -71,3 +71,33 @@ def test_bad_commands_say_why(text):
     with pytest.raises(ValueError) as exc:
         parse_command(text, S)
     assert str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_flip_positions_are_1_to_5_for_people():
+    from game_builders import ROW5, new_game, play
+
+    s = play(new_game(2), {"type": "heist_hide", "row": ROW5})
+    assert parse_command("flip 1:1", s)["flips"] == [{"seat": 1, "position": 0}]
+    assert parse_command("flip 1:5", s)["flips"] == [{"seat": 1, "position": 4}]
+    for bad in ("flip 1:0", "flip 1:6"):
+        with pytest.raises(ValueError, match=r"position must be 1-5 \(the cops' row"):
+            parse_command(bad, s)
+    s = play({"type": "heist_attempt", "flips": [{"seat": 1, "position": 0}]}, state=s)
+    with pytest.raises(ValueError, match="seat 1 already flipped position 1"):
+        parse_command("flip 1:1", s)
+
+
+def test_describe_reads_like_the_commands():
+    from companion.sim_table import describe
+
+    assert describe(parse_command("flip 1:3 2:stop", S)) == "flip 1:3 2:stop"
+    assert describe(parse_command("hide A P D A A", S)) == "hide A P D A A"
+    assert describe({"type": "buzz", "seat": 2, "ts_ns": 5}) == "button 2"
+    finish = {"type": "buzz", "seat": 0, "photo_finish": {"margin_ns": 400_000}}
+    assert describe(finish) == "button 0 (photo finish, by 0.400 ms)"
+    assert describe({"type": "tally", "seat": 1, "cash": 35000}) == "tally 1 $35,000"
+    assert describe({"type": "rejected", "reason": "x: y"}) == "REJECTED x: y"
+    assert describe({"type": "mystery", "ts_ns": 9, "a": 1}) == '{"type":"mystery","a":1}'
+    assert describe({"type": "tally", "seat": 1, "cash": "lots"}) == (
+        '{"type":"tally","seat":1,"cash":"lots"}'
+    )

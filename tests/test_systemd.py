@@ -37,7 +37,8 @@ def unit_entries() -> dict[str, list[str]]:
         ("Service.WatchdogSec", "10"),
         ("Service.Restart", "on-failure"),
         ("Service.User", "companion"),
-        ("Service.SupplementaryGroups", "gpio spi video dialout"),
+        ("Service.SupplementaryGroups", "gpio spi video dialout audio"),
+        ("Service.CacheDirectory", "vault-companion"),
         ("Service.StateDirectory", "vault-companion"),
         ("Service.WorkingDirectory", "/var/lib/vault-companion"),
         (

@@ -22,6 +22,8 @@ from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import DEFAULT_PINS, SeatButtons
 from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop, resume_state
+from companion.rules.engine import winners_of
+from companion.rules.state import GAME_OVER
 from companion.rules.summary import summary
 
 
@@ -48,20 +50,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="calibration/synthetic",
         help="calibration profile for the camera's symbol dice (default: %(default)s)",
     )
+    p.add_argument(
+        "--sound",
+        action="store_true",
+        help="speak the callouts, as the box does (espeak-ng and aplay; default: silent)",
+    )
     p.add_argument("--no-fsync", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
 
 def _open_log(path: str | None) -> tuple[GameLog | None, Referee]:
+    """The log to write (an existing one is resumed). What resuming found is printed on
+    stderr and also left in the referee's messages, for the screen."""
     if path is None:
         return None, Referee()
     state, report = resume_state(path)
-    for problem in report.problems:
-        print(f"{path}: {problem}", file=sys.stderr)
+    notes = [f"{path}: skipped {problem}" for problem in report.problems]
     log = GameLog(path)
     if report.events:
-        print(f"resumed {path}: {report.events} events", file=sys.stderr)
-    return log, Referee(state=state, log=log)
+        notes.append(f"resumed {path}: {report.events} events")
+    if state.phase == GAME_OVER:
+        winners = winners_of(state)
+        who = " and ".join(state.seats[w].name for w in winners)
+        notes.append(
+            (f"this game is over: winner {who}" if winners else "this game is over (tally)")
+            + "; `new ...` starts a new game in a new log"
+        )
+    for note in notes:
+        print(note, file=sys.stderr)
+    referee = Referee(state=state, log=log)
+    referee.messages.extend(notes)
+    return log, referee
 
 
 async def play_script(
@@ -71,7 +90,11 @@ async def play_script(
     echo_rejections: bool = True,
     arbiter: ArbiterConfig | None = None,
 ) -> tuple[int, int]:
-    """Play script lines through the loop. Returns (lines played, lines rejected)."""
+    """Play script lines through the loop. Returns (lines played, lines rejected).
+
+    A comment line starting `# rejected` marks the next event line as a rejection the
+    script means to show (a false start, a second hostage): when it is rejected it is
+    reported as expected and not counted; when it is accepted instead, that is counted."""
     table = TableLoop(referee, stamp_missing=False)
     await table.start()
     buzzers = BuzzerInput(table, arbiter or ArbiterConfig(), virtual_clock=True)
@@ -79,15 +102,22 @@ async def play_script(
     loop = asyncio.get_running_loop()
     played = rejected = 0
     current: dict[str, int] = {"line": 0}
+    expected = intended_rejections(lines)
+    rejected_lines: set[int] = set()
     line_of: dict[tuple[int, int | None], int] = {}  # buzz presses come back later
 
     def note(event, result) -> None:
         nonlocal rejected
         if result.rejection:
-            rejected += 1
             n = current["line"]
             if event.get("type") == "buzz":
                 n = line_of.get((event.get("seat"), event.get("ts_ns")), n)
+            rejected_lines.add(n)
+            if n in expected:
+                if echo_rejections:
+                    print(f"line {n} (rejected as intended): {result.rejection}", file=sys.stderr)
+                return
+            rejected += 1
             if echo_rejections:
                 print(f"line {n}: {result.rejection}", file=sys.stderr)
 
@@ -131,7 +161,42 @@ async def play_script(
     finally:
         buttons.close()
         await table.stop()
+    for n in sorted(expected - rejected_lines):
+        rejected += 1
+        print(f"line {n}: marked '# rejected' but the referee accepted it", file=sys.stderr)
     return played, rejected
+
+
+def intended_rejections(lines: list[str]) -> set[int]:
+    """Line numbers (1-based) of event lines right after a `# rejected...` comment."""
+    marked: set[int] = set()
+    pending = False
+    for n, line in enumerate(lines, 1):
+        text = line.strip()
+        if text.lower().startswith("# rejected"):
+            pending = True
+        elif is_comment(line):
+            continue
+        elif pending:
+            marked.add(n)
+            pending = False
+    return marked
+
+
+def _speaker(args: argparse.Namespace, referee: Referee) -> object | None:
+    if not getattr(args, "sound", False):
+        return None
+    from companion.config import SoundConfig
+    from companion.speech.callouts import attach_speaker
+    from companion.speech.player import make_speaker
+
+    def notice(text: str) -> None:
+        print(text, file=sys.stderr)
+        referee.messages.append(text)
+
+    speaker = make_speaker(SoundConfig(), notice)
+    attach_speaker(referee, speaker)
+    return speaker
 
 
 def run(args: argparse.Namespace) -> int:
@@ -144,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
         log, referee = _open_log(args.log)
         if log and args.no_fsync:
             log.fsync = False
+        speaker = _speaker(args, referee)
         try:
             if not args.headless:
                 from companion.display.terminal import TerminalDisplay
@@ -153,6 +219,8 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if log:
                 log.close()
+            if speaker is not None:
+                speaker.close()  # type: ignore[attr-defined]
         print(json.dumps(summary(referee.state)))
         return 2 if args.strict and rejected else 0
     if args.headless:
@@ -162,9 +230,12 @@ def run(args: argparse.Namespace) -> int:
 
     path = args.log or time.strftime("vault-logs/game-%Y%m%d-%H%M%S.jsonl")
     log, referee = _open_log(path)
+    speaker = _speaker(args, referee)
     try:
         return asyncio.run(run_interactive(referee, camera=args.camera, profile=args.profile))
     finally:
         if log:
             log.close()
+        if speaker is not None:
+            speaker.close()  # type: ignore[attr-defined]
         print(f"game log: {path}")

@@ -1,47 +1,128 @@
-"""The LED frame, the state and the event log drawn in a terminal."""
+"""The LED frame, the state, the messages and the event log drawn in a terminal.
+
+The screen fits 80x24: the LED frame in half-block characters (two pixel rows a line,
+6 lines with its border, the flash word set in the top border), the state in words,
+then the referee's messages (long ones wrapped) and the log as readable lines
+(`sim_table.describe`: positions 1-5, no ts_ns, rejections included), each pane
+keeping its newest lines. `help` replaces the panes with the whole command list
+until the next command.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import TextIO
+import textwrap
+from collections import deque
+from collections.abc import Sequence
+from typing import Any, TextIO
 
+from companion.display.frame import Frame
 from companion.display.model import status_lines
 from companion.loop import View
+from companion.rules.engine import Result
 
 CLEAR = "\x1b[H\x1b[2J"
+COLUMNS = 80
+ROWS = 24
+HALF_BLOCKS = {(False, False): " ", (True, False): "▀", (False, True): "▄", (True, True): "█"}
 
 
-def render_view(view: View, prompt: str = "") -> str:
-    border = "+" + "-" * (view.frame.width * 2) + "+"
-    lines = [border]
-    lines += ["|" + "".join(c * 2 for c in row) + "|" for row in view.frame.to_lines("█", " ")]
-    lines.append(border)
-    if view.flash:
-        lines.append(f"  ** {view.flash.upper().replace('_', ' ')} **")
-    lines += status_lines(view.state)
-    if view.camera:
-        lines.append(view.camera)
-    lines.append("")
-    lines.append("Messages:")
-    lines += ["  " + m for m in view.messages[-6:]]
-    lines.append("Log (last events):")
-    lines += ["  " + e for e in view.recent_events[-6:]]
+def led_lines(frame: Frame, flash: str | None = None) -> list[str]:
+    """The frame in half blocks (each pixel 2 columns wide), inside a border."""
+    inner = frame.width * 2
+    title = f" {flash.upper().replace('_', ' ')} " if flash else ""
+    top = "+" + ("--" + title).ljust(inner, "-")[:inner] + "+"
+    rows = [[frame.pixel(x, y) for x in range(frame.width)] for y in range(frame.height)]
+    if len(rows) % 2:
+        rows.append([False] * frame.width)
+    lines = [top]
+    for y in range(0, len(rows), 2):
+        cells = (HALF_BLOCKS[(a, b)] * 2 for a, b in zip(rows[y], rows[y + 1], strict=True))
+        lines.append("|" + "".join(cells) + "|")
+    lines.append("+" + "-" * inner + "+")
+    return lines
+
+
+def _clip(line: str, width: int = COLUMNS) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _wrapped(messages: Sequence[str], width: int = COLUMNS) -> list[str]:
+    out: list[str] = []
+    for m in messages:
+        out += textwrap.wrap(m, width - 2, initial_indent="  ", subsequent_indent="    ") or [""]
+    return out
+
+
+def _described(recent_events: Sequence[str]) -> list[str]:
+    from companion.sim_table import describe
+
+    lines = []
+    for text in recent_events:
+        try:
+            lines.append(describe(json.loads(text)))
+        except ValueError:
+            lines.append(text)
+    return lines
+
+
+def render_view(
+    view: View,
+    prompt: str = "",
+    log_lines: Sequence[str] | None = None,
+    help_lines: Sequence[str] | None = None,
+    rows: int = ROWS,
+) -> str:
+    lines = led_lines(view.frame, view.flash)
+    if help_lines:
+        lines += [_clip(h) for h in help_lines]
+    else:
+        lines += [_clip(s) for s in status_lines(view.state)]
+        if view.camera:
+            lines.append(_clip(view.camera))
+        log = list(log_lines) if log_lines is not None else _described(view.recent_events)
+        room = max(2, rows - len(lines) - 2 - (1 if prompt else 0))
+        messages = _wrapped(view.messages)
+        n_log = min(len(log), max(1, room // 2 - 1))
+        n_msg = room - n_log
+        lines.append("-- messages " + "-" * 68)
+        lines += messages[-n_msg:] if n_msg > 0 else []
+        lines.append("-- log " + "-" * 73)
+        lines += [_clip("  " + e) for e in log[-n_log:]] if n_log > 0 else []
     if prompt:
-        lines.append(prompt)
+        lines.append(_clip(prompt))
     return "\n".join(lines)
 
 
 class TerminalDisplay:
-    """Redraws the whole screen on every change (interactive sim)."""
+    """Redraws the whole screen on every change (interactive sim). As a referee
+    listener (`on_event`) it keeps the log pane: every event, rejections too."""
 
     def __init__(self, out: TextIO | None = None, clear: bool = True) -> None:
         self.out = out
         self.clear = clear
         self.prompt = ""
+        self.help: list[str] | None = None  # shown instead of the panes until cleared
+        self.log: deque[str] | None = None
         self._last = ""
+        self._view: View | None = None
+
+    def on_event(self, event: Any, result: Result) -> None:
+        from companion.sim_table import describe
+
+        if self.log is None:
+            self.log = deque(maxlen=20)
+        if result.rejection:
+            self.log.append(f"✗ {describe(event)}: {result.rejection}")
+        else:
+            self.log.append(describe(event))
+        if self._view is not None:  # the referee drew before telling its listeners
+            self.show(self._view)
 
     def show(self, view: View) -> None:
-        text = render_view(view, self.prompt)
+        self._view = view
+        text = render_view(view, self.prompt, self.log, self.help)
         if text == self._last:
             return
         self._last = text

@@ -43,7 +43,7 @@ def test_interactive_table_from_a_pipe(tmp_path, monkeypatch, capsys):
     """The interactive table reads commands a line at a time when stdin is a pipe;
     a line holding a digit presses that seat's simulated button."""
     r, w = os.pipe()
-    commands = ["new 2 Ann Bob", "hide A P D A A", "flip 1:2", "go", "1", "quit"]
+    commands = ["new 2 Ann Bob", "hide A P D A A", "flip 1:3", "go", "1", "quit"]
     os.write(w, ("\n".join(commands) + "\n").encode())
     os.close(w)
     monkeypatch.setattr(sys, "stdin", os.fdopen(r))
@@ -56,3 +56,25 @@ def test_interactive_table_from_a_pipe(tmp_path, monkeypatch, capsys):
     assert ref.state.turns_played == 1
     assert ref.state.seats[1].escaped == 1 and ref.state.seats[1].diamonds == 1
     assert "Escaped! Bob (seat 1)" in capsys.readouterr().out
+
+
+def test_shipped_scripts_pass_strict_with_their_rejections_marked(capsys):
+    from pathlib import Path
+
+    scripts = sorted((Path(__file__).parents[1] / "scripts").glob("*.jsonl"))
+    assert len(scripts) >= 3
+    for script in scripts:
+        assert main(["sim", "--script", str(script), "--headless", "--strict"]) == 0, script
+        err = capsys.readouterr().err
+        assert all("(rejected as intended)" in line for line in err.splitlines()), err
+
+
+def test_a_marked_line_that_is_accepted_fails_strict(tmp_path, capsys):
+    p = tmp_path / "s.jsonl"
+    p.write_text(
+        '{"type":"new_game","game":"vault-assault","players":2,"names":["A","B"]}\n'
+        "# rejected: nothing wrong with this one, really\n"
+        '{"type":"heist_hide","row":["alarm","dye_pack","diamond","alarm","alarm"]}\n'
+    )
+    assert main(["sim", "--script", str(p), "--headless", "--strict"]) == 2
+    assert "line 3: marked '# rejected' but the referee accepted it" in capsys.readouterr().err

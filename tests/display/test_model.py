@@ -2,7 +2,16 @@ from game_builders import ROW5, at_race, new_game, play, stages
 
 from companion.display.bitfont import FONT_3X5
 from companion.display.frame import Frame
-from companion.display.model import SEAT_X, STAGE_X, board, render, status_lines
+from companion.display.model import (
+    SEAT_X,
+    STAGE_X,
+    board,
+    flash_frame,
+    game_over_frame,
+    game_over_lines,
+    render,
+    status_lines,
+)
 from companion.rules.engine import new_state
 
 
@@ -77,3 +86,61 @@ def test_long_flash_scrolls():
 def test_status_lines_name_cops_and_phase():
     text = "\n".join(status_lines(at_race(3, first_cop=1)))
     assert "Cops: Bob (seat 1)" in text and "the race is on" in text
+
+
+def _game_over(cash=(20_000, 5_000)):
+    s = stages(at_race(2))
+    s = play({"type": "empty"}, {"type": "buzz", "seat": 0, "ts_ns": 5}, state=s)
+    s = play({"type": "impound", "seat": 1, "car": 0}, state=s)
+    for seat, c in enumerate(cash):
+        s = play({"type": "tally", "seat": seat, "cash": c}, state=s)
+    return s
+
+
+def test_stage_flash_names_the_stage_claimed():
+    s = stages(at_race(2), 2)
+    assert render(s, "stage") == render(s, "STAGE 2")
+    assert render(s, "stage") != render(s, "STAGE")
+    assert render(s, "pin:4719") == render(s, "PIN 4719")
+
+
+def test_empty_marks_skipped_stages_until_the_turn_ends():
+    s = play({"type": "empty"}, state=stages(at_race(3), 1))
+    f = board(s)
+    assert block_lit(f, STAGE_X[0], 0, 4, 4)  # stage 1 was claimed
+    for k in (1, 2):  # stages 2 and 3 skipped: an X each
+        x0 = STAGE_X[k]
+        assert all(f.pixel(x0 + i, i) and f.pixel(x0 + 3 - i, i) for i in range(4))
+        assert not f.pixel(x0 + 1, 0)
+    assert f.pixel(STAGE_X[3] + 1, 4) and f.pixel(STAGE_X[3] + 2, 4)  # marker under Arrest
+    assert not f.pixel(STAGE_X[1] + 1, 4)
+    assert board(s, tick=1) != board(stages(at_race(3), 1), tick=1)
+
+
+def test_game_over_scrolls_the_winner_then_holds_each_total():
+    s = _game_over()
+    assert game_over_lines(s) == [("WINNER Ann", True), ("Ann 20K", False), ("Bob 5K", False)]
+    frames = [game_over_frame(s, t) for t in range(60)]
+    assert render(s, None, 3) == frames[3]
+    assert frames[0] != frames[1] != frames[2]  # scrolling
+    held = [t for t in range(60) if frames[t] == flash_frame("Ann 20K")]
+    assert len(held) == 8 and held == list(range(held[0], held[0] + 8))
+    assert any(f == flash_frame("Bob 5K") for f in frames)
+    untallied = _game_over(cash=(20_000,))
+    assert game_over_lines(untallied) == [("GAME OVER", True), ("TALLY", False)]
+    tie = _game_over(cash=(7_500, 7_500))
+    assert game_over_lines(tie)[0] == ("WINNERS Ann+Bob", True)
+    assert game_over_lines(tie)[1] == ("Ann 7.5K", False)
+
+
+def test_status_shows_heist_flips_counted_from_1_and_the_turn_after_an_early_end():
+    s = play(new_game(3), {"type": "heist_hide", "row": ROW5})
+    s = play({"type": "heist_attempt", "flips": [{"seat": 1, "position": 0},
+                                                  {"seat": 2, "stop": True}]}, state=s)
+    assert "Heist, positions 1-5 flipped: Bob 1 · Cat - (out)" in status_lines(s)
+    over = _game_over()
+    text = "\n".join(status_lines(over))
+    assert "turn 1/6 · game over · BANK EMPTY" in text
+    assert "Winner: Ann with $20,000" in text
+    assert "seat 1 Bob        cars 2 diamonds 0 escaped 0 arrested 1 total $5,000" in text
+    assert all(len(line) <= 80 for line in status_lines(over))

@@ -1,0 +1,114 @@
+"""The simulated table's screen: stdin from a file or /dev/null, help, seat keys that
+do nothing, a new game after game over in a new log, resuming, and 80x24."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from game_builders import at_race, play, stages
+
+from companion.display.terminal import render_view
+from companion.interactive import why_no_press
+from companion.loop import Referee
+from companion.sim_table import HELP
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GAME_3P = """\
+new 3 Ann Bob Cat
+hide A P D A A
+flip 1:3 2:1
+go
+5
+stage 1
+empty
+0
+impound 1
+impound 2
+tally 0 30k
+tally 1 10k
+tally 2 5k
+"""
+
+
+def sim(tmp_path, stdin_path, log="g.jsonl"):
+    with open(stdin_path, "rb") as stdin:
+        proc = subprocess.run(
+            [sys.executable, "-m", "companion", "sim", "--log", log],
+            stdin=stdin, capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        )
+    return proc
+
+
+def test_sim_reads_dev_null_and_a_file(tmp_path):
+    proc = sim(tmp_path, "/dev/null")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    script = tmp_path / "cmds.txt"
+    script.write_text(GAME_3P + "help\n")
+    proc = sim(tmp_path, script, log="h.jsonl")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    out = proc.stdout
+    assert "key 5: no seat 5 in this 3-player game (seats 0-2)" in out
+    screens = out.split("\n\n+--")  # each screen is drawn after a blank line
+    last = screens[-1].splitlines()
+    assert all(line in last for line in HELP.splitlines())  # all of help, at once
+    text = screens[-2]  # the screen before help: totals, winner, turn counter
+    assert "turn 1/6 · game over · BANK EMPTY" in text
+    assert "Winner: Bob with $50,000" in text
+    assert "seat 1 Bob        cars 2 diamonds 1 escaped 0 arrested 1 total $50,000" in text
+    assert "WINNER" in text
+
+
+def test_new_game_after_game_over_opens_a_new_log_and_resume_says_so(tmp_path):
+    script = tmp_path / "cmds.txt"
+    script.write_text(GAME_3P)
+    assert sim(tmp_path, script).returncode == 0
+    first = tmp_path / "g.jsonl"
+    before = first.read_text()
+    assert len(before.splitlines()) == 12
+    again = tmp_path / "again.txt"
+    again.write_text("new 2 Dan Eve\nhide D A A A P\n")
+    proc = sim(tmp_path, again)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "resumed g.jsonl: 12 events" in out
+    assert "this game is over: winner Bob" in out
+    logs = sorted(p for p in tmp_path.glob("*.jsonl") if p != first)
+    assert len(logs) == 1 and "Dan" in logs[0].read_text()
+    assert "New game: log" in out
+    assert first.read_text() == before  # the finished game's log is left alone
+
+
+def test_screen_fits_80x24_with_readable_log_and_rejections():
+    from companion.display.terminal import TerminalDisplay
+
+    ref = Referee(state=stages(at_race(3), 1))
+    shown = TerminalDisplay(out=open("/dev/null", "w"), clear=False)  # noqa: SIM115
+    ref.displays.append(shown)
+    ref.listeners.append(shown.on_event)
+    for ev in (
+        {"type": "hostage", "seat": 1},
+        {"type": "dye_pack", "targets": [1, 2], "ts_ns": 123456789},
+        {"type": "stage", "stage": 3},
+        {"type": "buzz", "seat": 0, "ts_ns": 5},
+        {"type": "heist_attempt", "flips": [{"seat": 1, "position": 4}]},
+    ):
+        ref.submit(ev)
+    text = render_view(ref.view(), "prompt > ", shown.log)
+    lines = text.splitlines()
+    assert len(lines) <= 24
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert "ts_ns" not in text and "{" not in text
+    assert "  bang 1 2" in text
+    assert "✗ stage 3: stage: stages go in order; next is stage 2, got 3" in text
+    assert "✗ flip 1:5: heist_attempt: not allowed now" in text
+
+
+def test_keys_that_press_nothing_say_why():
+    s = play({"type": "new_game", "game": "vault-assault", "players": 4, "names": ["R", "B"]})
+    assert why_no_press(s, 2, 4) == "key 2: no seat 2 in this 4-player game (teams 0-1)"
+    assert why_no_press(s, 1, 4) is None
+    assert why_no_press(s, 7, 4) == "key 7: no seat 7 in this 4-player game (teams 0-1)"
+    assert why_no_press(play(), 7, 4) == "key 7: the simulated table has buttons 0-3 only"
