@@ -135,6 +135,7 @@ class Appliance:
         self.pico: Any = None
         self.led: LedDisplay | None = None
         self.camera: Any = None
+        self.page: Any = None  # companion.web.server.PageServer when [page] is on
         self.stop_event = asyncio.Event()
 
     def _say(self, text: str) -> None:
@@ -189,6 +190,8 @@ class Appliance:
                 self.camera.start(loop)
             except Exception as exc:  # a camera that will not open: say so, referee on
                 self.camera.on_gone(exc)
+        if cfg.page.enabled:
+            await self._start_page()
         self._update_lamps(None, None)
         self.referee.refresh()
         state = self.referee.state
@@ -199,6 +202,26 @@ class Appliance:
         )
         self.notifier.ready(f"refereeing: {what}; phase {state.phase}")
         self._say(f"companion: ready: {what}")
+
+    async def _start_page(self) -> None:
+        """The table page in this loop. Its PIN goes to the output (journald); the LED
+        display and speaker can show/say it through `page.pairing.pin` / `.on_pin`."""
+        from companion.web.pairing import Pairing
+        from companion.web.server import PageServer
+
+        p = self.config.page
+        pairing = Pairing(pin=p.pin) if p.pin else Pairing()
+        pairing.on_pin.append(lambda pin: self._say(f"companion: page PIN is now {pin}"))
+        self.page = PageServer(
+            self.table,
+            pairing=pairing,
+            log_dir=self.config.log.dir,
+            new_game_after_over=True,
+            host=p.host,
+            port=p.port,
+        )
+        await self.page.start()
+        self._say(f"companion: table page {self.page.url} PIN {pairing.pin}")
 
     def _update_lamps(self, _event: Any, _result: Result | None) -> None:
         state = self.referee.state
@@ -263,6 +286,8 @@ class Appliance:
 
     async def close(self) -> None:
         self.notifier.stopping()
+        if self.page is not None:
+            await self.page.stop()
         if self.buzzers:
             self.buzzers.flush()
         with contextlib.suppress(Exception):

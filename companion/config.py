@@ -132,6 +132,17 @@ class CameraConfig:
 
 
 @dataclass(frozen=True)
+class PageConfig:
+    # The table page (companion.web). Off unless enabled; binds the LAN address given
+    # here (never all interfaces by default). pin: a fixed PIN (4-8 digits) instead of
+    # a new one per start.
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = 8080
+    pin: str | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     gpio: GpioConfig = field(default_factory=GpioConfig)
     buttons: ButtonsConfig = field(default_factory=ButtonsConfig)
@@ -142,6 +153,7 @@ class Config:
     log: LogConfig = field(default_factory=LogConfig)
     camera: CameraConfig = field(default_factory=CameraConfig)
     source: str = "<defaults>"  # where it came from, for messages
+    page: PageConfig = field(default_factory=PageConfig)
 
     @property
     def seats(self) -> int:
@@ -274,7 +286,7 @@ def _camera_source(base: Path | None) -> Callable[[Any], str | int]:
 
 # --- loading -----------------------------------------------------------------------------
 
-SECTIONS = ("gpio", "buttons", "lamps", "display", "timing", "pico", "log", "camera")
+SECTIONS = ("gpio", "buttons", "lamps", "display", "timing", "pico", "log", "camera", "page")
 
 
 def load_config(path: str | os.PathLike[str]) -> Config:
@@ -428,9 +440,47 @@ def config_from_dict(
     )
     c.done()
 
-    config = Config(gpio, buttons, lamps, display, timing, pico, log, camera, source)
+    c = _Checker(source, "page", tables["page"])
+    page_on = c.get("enabled", False, _boolean, "true or false")
+    host_expected = "the box's LAN address to serve the page on (e.g. \"192.168.1.20\")"
+    if page_on:
+        host = c.require("host", _host, host_expected)
+    else:
+        host = c.get("host", PageConfig.host, _host, host_expected)
+    page = PageConfig(
+        enabled=page_on,
+        host=host,
+        port=c.get("port", PageConfig.port, _integer(1, 65535), "a TCP port from 1 to 65535"),
+        pin=c.get("pin", None, _pin, 'a PIN of 4 to 8 digits in quotes (e.g. "2580")'),
+    )
+    c.done()
+
+    config = Config(gpio, buttons, lamps, display, timing, pico, log, camera, source, page)
     _check_pin_conflicts(config)
     return config
+
+
+def _host(v: Any) -> str:
+    import ipaddress
+
+    v = _nonempty_str(v).strip()
+    try:
+        return str(ipaddress.ip_address(v.strip("[]")))
+    except ValueError:
+        pass
+    labels = v.rstrip(".").split(".")
+    if len(v) > 253 or not all(
+        label and len(label) <= 63 and label.replace("-", "").isalnum() and label.isascii()
+        for label in labels
+    ):
+        raise ValueError
+    return v
+
+
+def _pin(v: Any) -> str:
+    if not isinstance(v, str) or not 4 <= len(v) <= 8 or not v.isascii() or not v.isdigit():
+        raise ValueError
+    return v
 
 
 def _table(v: Any) -> Mapping[str, Any]:

@@ -399,3 +399,32 @@ def parse_hostport(text: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"--page must be HOST:PORT (e.g. 127.0.0.1:8080), got {text!r}")
     return host, int(port)
+
+
+async def start_page(
+    table: TableLoop,
+    host: str,
+    port: int,
+    pin: str | None = None,
+    *,
+    new_game_after_over: bool = False,
+) -> PageServer:
+    """Serve the page for `table` (the sim's way): game logs listed from the log's
+    folder, the address and PIN printed and shown among the referee's messages."""
+    import sys
+
+    log_path = getattr(table.referee.log, "path", None)
+    server = PageServer(
+        table,
+        pairing=Pairing(pin=pin) if pin else Pairing(),
+        log_dir=Path(log_path).parent if log_path else None,
+        new_game_after_over=new_game_after_over,
+        host=host,
+        port=port,
+    )
+    await server.start()
+    line = f"Table page {server.url} PIN {server.pairing.pin}"
+    print(f"companion: {line}", file=sys.stderr, flush=True)
+    table.referee.notice(line)
+    server.pairing.on_pin.append(lambda p: table.referee.notice(f"Page PIN is now {p}"))
+    return server
