@@ -71,12 +71,15 @@ async function post(path, body) {
   return { status: r.status, body: j };
 }
 
+let noticeTimer = null;
 function notice(text, ok) {
   const n = $("notice");
   if (!n) return;
   n.hidden = !text;
   n.textContent = text || "";
   n.className = ok ? "notice ok" : "notice";
+  clearTimeout(noticeTimer);
+  if (ok) noticeTimer = setTimeout(() => { n.hidden = true; }, 3000);
 }
 
 async function send(event) {
@@ -101,6 +104,11 @@ async function send(event) {
 
 function update(state) {
   if (!state) return;
+  if (S && state.events_applied !== S.events_applied) {
+    // The game moved on (here or on another phone): half-made choices are stale.
+    local.bang = []; local.flips = {}; local.sticky = null; local.undoAsk = false;
+    local.version++;
+  }
   S = state;
   render();
 }
@@ -172,7 +180,7 @@ function renderScore() {
   const box = $("score");
   box.textContent = "";
   if (!S.seats.length) { box.append(el("p", { class: "sub", text: "No game yet." })); return; }
-  const head = el("tr", {}, ...["Seat", "Cars", "Diam.", "Esc.", "Arr.", "Cash", "Total"]
+  const head = el("tr", {}, ...["Seat", "Cars", "Dia.", "Esc.", "Arr.", "Cash", "Total"]
     .map((t) => el("th", { text: t })));
   const rows = S.seats.map((s, i) => {
     const d = S.seat_details[i] || {};
@@ -266,7 +274,7 @@ function newGameCard(spec) {
     } }, "↑");
     const cop = el("button", { class: ng.cop === i ? "on" : "", "data-cop": i,
       onclick: () => { ng.cop = i; bump(); } }, "cops");
-    names.push(el("div", { class: "row" }, el("span", { class: "sub", text: `Seat ${i + 1}` }),
+    names.push(el("div", { class: "row" }, el("span", { class: "sub seatno", text: `Seat ${i + 1}` }),
       input, up, cop));
   }
   const start = el("button", { class: "primary big", id: "start-game", onclick: () => {
@@ -417,7 +425,8 @@ function stickyCard(spec) {
 }
 
 function undoCard() {
-  const what = S.undo_takes_back || "the last event";
+  let what = S.undo_takes_back || "the last event";
+  if (what.length > 90) what = what.slice(0, 88) + "…";
   if (!local.undoAsk) {
     return el("section", { class: "card" }, el("button", { id: "undo", onclick: () => { local.undoAsk = true; bump(); } },
       "Undo…"), el("span", { class: "sub", text: ` takes back: ${what}` }));
