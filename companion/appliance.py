@@ -220,7 +220,17 @@ class Appliance:
             host=p.host,
             port=p.port,
         )
-        await self.page.start()
+        try:
+            await self.page.start()
+        except OSError as exc:  # an address this box does not have, a port in use
+            self._say(
+                f"companion: table page not served: cannot listen on {p.host}:{p.port} "
+                f"({exc.strerror or exc}); check page.host"
+            )
+            self.referee.notice(f"Page not served: cannot listen on {p.host}:{p.port}")
+            await self.page.stop()
+            self.page = None
+            return
         self._say(f"companion: table page {self.page.url} PIN {pairing.pin}")
 
     def _update_lamps(self, _event: Any, _result: Result | None) -> None:

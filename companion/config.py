@@ -451,7 +451,7 @@ def config_from_dict(
         enabled=page_on,
         host=host,
         port=c.get("port", PageConfig.port, _integer(1, 65535), "a TCP port from 1 to 65535"),
-        pin=c.get("pin", None, _pin, 'a PIN of 4 to 8 digits in quotes (e.g. "2580")'),
+        pin=c.get("pin", None, _pin, 'a PIN of 4 to 8 digits in quotes (e.g. "2580") or ""'),
     )
     c.done()
 
@@ -477,7 +477,9 @@ def _host(v: Any) -> str:
     return v
 
 
-def _pin(v: Any) -> str:
+def _pin(v: Any) -> str | None:
+    if v == "":
+        return None  # a new PIN at every start
     if not isinstance(v, str) or not 4 <= len(v) <= 8 or not v.isascii() or not v.isdigit():
         raise ValueError
     return v
