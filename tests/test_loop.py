@@ -126,9 +126,6 @@ def test_loop_stamps_events_without_ts():
 def test_submit_awaits_the_result_through_the_same_queue():
     """TableLoop.submit (the page's way in) waits for its own event's Result; events
     posted around it keep their order."""
-    import asyncio
-
-    from companion.loop import Referee, TableLoop
 
     async def go():
         referee = Referee()
