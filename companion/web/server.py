@@ -39,6 +39,7 @@ COOKIE = "vc_session"
 CSRF_HEADER = "X-Vault-Companion"
 MAX_BODY = 8 * 1024
 SUBMIT_TIMEOUT = 5.0
+MAX_SOCKETS = 64
 LOG_PATTERN = "game-*.jsonl"
 
 SECURITY_HEADERS = {
@@ -263,7 +264,11 @@ class PageServer:
         return self.pairing.is_paired(self._token(request))
 
     async def get_state(self, request: web.Request) -> web.Response:
-        body = self.state_json()[:-1] + f', "paired": {json.dumps(self.paired(request))}}}'
+        text = self.state_json()
+        head = '{"kind": "state", '
+        if text.startswith(head):
+            text = "{" + text[len(head):]
+        body = text[:-1] + f', "paired": {json.dumps(self.paired(request))}}}'
         return web.Response(text=body, content_type="application/json")
 
     async def _json_body(self, request: web.Request) -> dict[str, Any] | web.Response:
@@ -348,7 +353,9 @@ class PageServer:
             return web.json_response({"rejected": result.rejection, "state": state}, status=409)
         return web.json_response({"accepted": True, "state": state})
 
-    async def websocket(self, request: web.Request) -> web.WebSocketResponse:
+    async def websocket(self, request: web.Request) -> web.StreamResponse:
+        if len(self.sockets) >= MAX_SOCKETS:
+            return _error(503, f"too many open pages (at most {MAX_SOCKETS})")
         ws = web.WebSocketResponse(heartbeat=20, max_msg_size=1024)
         await ws.prepare(request)
         self.sockets.add(ws)

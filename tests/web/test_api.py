@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from game_builders import ROW5, new_game
 
 from companion.gamelog import GameLog, read_log
-from companion.loop import Referee, TableLoop
+from companion.loop import Referee, TableLoop, resume_state
 from companion.rules.engine import apply
 from companion.web.pairing import FREE_TRIES, Pairing
 from companion.web.server import CSRF_HEADER, PageServer
@@ -21,8 +21,10 @@ H = {CSRF_HEADER: "1"}
 
 @asynccontextmanager
 async def page(tmp_path=None, pin="4321"):
-    log = GameLog(tmp_path / "game-1.jsonl", fsync=False) if tmp_path else None
-    referee = Referee(log=log)
+    path = tmp_path / "game-1.jsonl" if tmp_path else None
+    state = resume_state(path)[0] if path else None
+    log = GameLog(path, fsync=False) if path else None
+    referee = Referee(state=state, log=log)
     table = TableLoop(referee, tick_seconds=0.05)
     await table.start()
     server = PageServer(table, pairing=Pairing(pin=pin), log_dir=tmp_path)
@@ -286,3 +288,21 @@ def test_accepted_events_are_the_ones_the_engine_accepts():
         run(check([json.dumps(new_game(3)).encode(), *bodies]))
 
     batches()  # 50 batches x 20 bodies = 1,000 random bodies
+
+
+def test_a_resumed_game_shows_its_history_and_earlier_games_are_listed(tmp_path):
+    with GameLog(tmp_path / "game-0.jsonl", fsync=False) as old:
+        old.append(new_game(2))
+    with GameLog(tmp_path / "game-1.jsonl", fsync=False) as log:
+        log.append(new_game(3))
+        log.append({"type": "rejected", "reason": "stage: not allowed now", "event": {}})
+
+    async def go():
+        async with page(tmp_path) as (server, client):
+            state = await (await client.get("/api/state")).json()
+            assert "kind" not in state and state["phase"] == "heist_hide"
+            assert [h["accepted"] for h in state["history"]] == [False, True]
+            assert [g["log"] for g in state["games"]] == ["game-0.jsonl"]
+            assert state["games"][0]["seats"][0]["name"] == "Ann"
+
+    run(go())
