@@ -306,3 +306,19 @@ def test_a_resumed_game_shows_its_history_and_earlier_games_are_listed(tmp_path)
             assert state["games"][0]["seats"][0]["name"] == "Ann"
 
     run(go())
+
+
+def test_the_last_verdict_carries_the_photo_finish_margin():
+    from game_builders import at_race, stages
+
+    from companion.rules.engine import apply as engine_apply
+    from companion.web.view import History
+
+    state = stages(at_race(3, first_cop=0))
+    event = {"type": "buzz", "seat": 1, "ts_ns": 5,
+             "photo_finish": {"seats": [1, 0], "margin_ns": 420_000, "ties": []}}
+    history = History()
+    history.add(event, engine_apply(state, event))
+    assert history.verdict["seat"] == 1 and history.verdict["margin_ms"] == 0.42
+    assert history.verdict["text"].startswith("Escaped!") and not history.verdict["tie"]
+    assert history.entries[0]["accepted"] and history.undo_stack
