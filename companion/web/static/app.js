@@ -191,7 +191,8 @@ function renderScore() {
     if (d.hostage) tags.push(el("span", { class: "tag", text: "hostage" }));
     if (S.winners.includes(i)) tags.push(el("span", { class: "tag win", text: "winner" }));
     return el("tr", { "data-seat": i },
-      el("td", { class: "name", title: s.name }, s.name, " ", ...tags),
+      el("td", { class: "name", title: s.name }, el("div", { class: "nm", text: s.name }),
+        tags.length ? el("div", { class: "tags" }, ...tags) : null),
       el("td", { text: s.cars }), el("td", { text: s.diamonds }),
       el("td", { text: s.escaped }), el("td", { text: s.arrested }),
       el("td", { text: d.cash === null ? "–" : (d.cash / 1000) + "k" }),
