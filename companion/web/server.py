@@ -268,7 +268,8 @@ class PageServer:
         head = '{"kind": "state", '
         if text.startswith(head):
             text = "{" + text[len(head):]
-        body = text[:-1] + f', "paired": {json.dumps(self.paired(request))}}}'
+        extra = {"led": self.led(), "paired": self.paired(request)}
+        body = text[:-1] + ", " + json.dumps(extra)[1:]
         return web.Response(text=body, content_type="application/json")
 
     async def _json_body(self, request: web.Request) -> dict[str, Any] | web.Response:

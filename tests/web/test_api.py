@@ -301,6 +301,8 @@ def test_a_resumed_game_shows_its_history_and_earlier_games_are_listed(tmp_path)
         async with page(tmp_path) as (server, client):
             state = await (await client.get("/api/state")).json()
             assert "kind" not in state and state["phase"] == "heist_hide"
+            rows = state["led"]["rows"]
+            assert len(rows) == 8 and set("".join(rows)) <= {"0", "1"}
             assert [h["accepted"] for h in state["history"]] == [False, True]
             assert [g["log"] for g in state["games"]] == ["game-0.jsonl"]
             assert state["games"][0]["seats"][0]["name"] == "Ann"
