@@ -137,3 +137,29 @@ def test_serve_goes_on_without_the_page_when_it_cannot_listen(tmp_path):
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
+
+
+def test_sim_serves_the_page_on_127_0_0_1_with_the_given_pin(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "companion", "sim", "--page", f"127.0.0.1:{port}", "--pin",
+         "2580", "--log", str(tmp_path / "game-1.jsonl")],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        m, _ = read_until(proc, r"Table page (http://\S+) PIN (\d+)")
+        url = m.group(1)
+        assert url == f"http://127.0.0.1:{port}/" and m.group(2) == "2580"
+        h = {"X-Vault-Companion": "1"}
+        status, _, headers = request(url + "api/pair", {"pin": "2580"}, h)
+        cookie = headers["Set-Cookie"].split(";")[0]
+        status, body, _ = request(url + "api/events", {"command": "new 3 Ann Bob Cat"}, h,
+                                  cookie)
+        assert status == 200 and body["state"]["seats"][2]["name"] == "Cat"
+    finally:
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
+    assert '"new_game"' in (tmp_path / "game-1.jsonl").read_text()
