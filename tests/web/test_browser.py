@@ -19,6 +19,10 @@ from companion.loop import Referee, TableLoop
 from companion.rules.summary import summary
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+# The right edge of the widest box on the page (the body hides horizontal overflow, so
+# scrollWidth alone would not show a box sticking out).
+RIGHTMOST = """Math.max(document.documentElement.scrollWidth, ...[...document.querySelectorAll(
+    'body *')].map((e) => Math.ceil(e.getBoundingClientRect().right)))"""
 HOW = "no Chromium: apt-get install chromium (and pip install playwright) to run browser tests"
 
 
@@ -169,9 +173,8 @@ def test_a_whole_3p_game_by_touch_equals_the_scripted_game(tmp_path):
             assert t.referee.rejections == 0  # only legal moves were offered
             winners = await page.text_content("#winners")
             assert "Ann" in winners and "Bob" in winners
-            # No horizontal scroll on a 360 px phone.
-            width = await page.evaluate("document.documentElement.scrollWidth")
-            assert width <= 360
+            # No horizontal scroll on a 360 px phone: no box sticks out to the right.
+            assert await page.evaluate(RIGHTMOST) <= 360
             # The spectator board shows the same game, with no controls.
             board = await browser.new_page(viewport={"width": 1280, "height": 800})
             await board.goto(t.server.url + "board")
@@ -214,6 +217,49 @@ def test_unpaired_page_is_a_scoreboard_and_a_rejection_shows_its_reason(tmp_path
             )
             assert reply[0] == 409 and reply[1]["rejected"].startswith("stage:")
             await page.wait_for_selector("#history li.rej")
+        finally:
+            await browser.close()
+            await pw.stop()
+            await t.close()
+
+    asyncio.run(go())
+
+
+def test_no_horizontal_scroll_at_360_px_in_any_phase_of_a_4_player_game(tmp_path):
+    executable = chromium_or_skip()
+    long = ["The Extraordinarily Long Red Team Name", "Blue-Team-With-A-Hyphenated-Name"]
+    events = [
+        {"type": "new_game", "game": "vault-assault", "players": 4, "names": long},
+        {"type": "heist_hide", "row": ["alarm", "dye_pack", "diamond", "alarm", "alarm",
+                                       "alarm"]},
+        {"type": "heist_attempt", "flips": [{"seat": 1, "position": 0}]},
+        {"type": "heist_attempt", "flips": [{"seat": 1, "stop": True}]},
+        {"type": "assault_start"},
+        {"type": "hostage", "seat": 1},
+        {"type": "stage", "stage": 1},
+        {"type": "stage", "stage": 2},
+        {"type": "stage", "stage": 3},
+        {"type": "buzz", "seat": 0},
+    ]
+
+    async def go():
+        t = await Table().start(tmp_path / "game-1.jsonl")
+        pw, browser = await launch(executable)
+        try:
+            page = await browser.new_page(viewport={"width": 360, "height": 740})
+            await page.goto(t.server.url)
+            await page.fill("#pin", t.server.pairing.pin)
+            await page.click("#pair-form button")
+            await page.wait_for_selector("#start-game")
+            await page.click('button[data-players="4"]')
+            widths = [await page.evaluate(RIGHTMOST)]
+            for event in events:
+                assert (await t.table.submit(event)).rejection is None, event
+                await page.wait_for_selector(f'body[data-seq="{t.server.history.seq}"]')
+                widths.append(await page.evaluate(RIGHTMOST))
+            assert await page.locator(".tiles.six").count() == 0  # the row is hidden now
+            assert max(widths) <= 360, widths
+            assert await page.locator('[data-impound="1:0"]').count() == 1
         finally:
             await browser.close()
             await pw.stop()
