@@ -266,3 +266,35 @@ def test_no_horizontal_scroll_at_360_px_in_any_phase_of_a_4_player_game(tmp_path
             await t.close()
 
     asyncio.run(go())
+
+
+def test_undo_shows_what_it_takes_back_and_a_refusal_shows_its_reason(tmp_path):
+    executable = chromium_or_skip()
+
+    async def go():
+        t = await Table().start(tmp_path / "game-1.jsonl")
+        pw, browser = await launch(executable)
+        try:
+            page = await browser.new_page(viewport={"width": 360, "height": 740})
+            await page.goto(t.server.url)
+            await page.fill("#pin", t.server.pairing.pin)
+            await page.click("#pair-form button")
+            await page.click('button[data-players="2"]')
+            await page.click("#start-game")
+            await page.click("#undo")
+            ask = await page.text_content(".confirm")
+            assert "Take back: New game of Vault Assault, 2 players" in ask
+            await page.click("#undo-yes")
+            await t.until(lambda: t.referee.state.phase == "no_game")
+            await page.wait_for_selector("#start-game")
+            # A move refused by the rules (say another phone was quicker): the page shows
+            # the referee's one-line reason.
+            await page.evaluate("send({type: 'stage', stage: 1})")
+            await page.wait_for_selector("#notice:not([hidden])")
+            assert (await page.text_content("#notice")).startswith("stage: not allowed now")
+        finally:
+            await browser.close()
+            await pw.stop()
+            await t.close()
+
+    asyncio.run(go())
