@@ -88,6 +88,7 @@ class PageServer:
         self._last_led_json = ""
         self._games_cache: dict[Path, tuple[tuple[float, int], dict[str, Any] | None]] = {}
         self._send_tasks: set[asyncio.Task[Any]] = set()
+        self._log_path = getattr(self.referee.log, "path", None)
         self._seed_history()
         self.referee.listeners.append(self._on_result)
         self.referee.displays.append(self)  # Display protocol: show(view)
@@ -105,6 +106,12 @@ class PageServer:
             self.history.seed([e for _, e in read_log(path).events])
 
     def _on_result(self, event: dict[str, Any], result: Any) -> None:
+        path = getattr(self.referee.log, "path", None)
+        if path != self._log_path:
+            # A new log (serve starts one for a new game after a finished one): the
+            # finished game is listed under "games"; the history starts again.
+            self._log_path = path
+            self.history.clear()
         self.history.add(event, result)
 
     def show(self, view: View) -> None:

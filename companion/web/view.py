@@ -124,6 +124,11 @@ class History:
         self.seq = 0
         self.verdict: dict[str, Any] | None = None
 
+    def clear(self) -> None:
+        self.entries.clear()
+        self.undo_stack.clear()
+        self.verdict = None
+
     def seed(self, events: list[dict[str, Any]]) -> None:
         """Rebuild from a resumed log (the states the referee replayed)."""
         from companion.rules.engine import new_state

@@ -324,3 +324,20 @@ def test_the_last_verdict_carries_the_photo_finish_margin():
     assert history.verdict["seat"] == 1 and history.verdict["margin_ms"] == 0.42
     assert history.verdict["text"].startswith("Escaped!") and not history.verdict["tie"]
     assert history.entries[0]["accepted"] and history.undo_stack
+
+
+def test_a_new_log_starts_a_new_history(tmp_path):
+    async def go():
+        async with page(tmp_path) as (server, client):
+            await paired(client)
+            assert (await client.post("/api/events", json=new_game(2), headers=H)).status == 200
+            server.referee.log.close()
+            server.referee.log = GameLog(tmp_path / "game-2.jsonl", fsync=False)
+            server.referee.state = server.referee.state.__class__()  # as serve's rotation
+            r = await client.post("/api/events", json=new_game(3), headers=H)
+            state = (await r.json())["state"]
+            assert [h["type"] for h in state["history"]] == ["new_game"]
+            assert [g["log"] for g in state["games"]] == ["game-1.jsonl"]
+            server.referee.log.close()
+
+    run(go())
