@@ -139,6 +139,7 @@ class Appliance:
         self.led: LedDisplay | None = None
         self.camera: Any = None
         self.speaker: Any = None
+        self.page: Any = None  # companion.web.server.PageServer when [page] is on
         self.stop_event = asyncio.Event()
         from companion.announce import subscribe_messages
 
@@ -227,6 +228,8 @@ class Appliance:
 
         self.speaker = make_speaker(cfg.sound, lambda text: self._say(f"companion: {text}"))
         attach_speaker(self.referee, self.speaker)
+        if cfg.page.enabled:
+            await self._start_page()
         self._update_lamps(None, None)
         self.referee.refresh()
         state = self.referee.state
@@ -237,6 +240,37 @@ class Appliance:
         )
         self.notifier.ready(f"refereeing: {what}; phase {state.phase}")
         self._say(f"companion: ready: {what}")
+
+    async def _start_page(self) -> None:
+        """The table page in this loop. Its PIN goes to the output (journald), the LED
+        display and the speaker, at start and whenever a new one is drawn."""
+        from companion.web.pairing import Pairing
+        from companion.web.server import PageServer
+
+        p = self.config.page
+        pairing = Pairing(pin=p.pin) if p.pin else Pairing()
+        pairing.on_pin.append(self.announce_pin)
+        self.page = PageServer(
+            self.table,
+            pairing=pairing,
+            log_dir=self.config.log.dir,
+            new_game_after_over=True,
+            host=p.host,
+            port=p.port,
+        )
+        try:
+            await self.page.start()
+        except OSError as exc:  # an address this box does not have, a port in use
+            self._say(
+                f"companion: table page not served: cannot listen on {p.host}:{p.port} "
+                f"({exc.strerror or exc}); check page.host"
+            )
+            self.referee.notice(f"Page not served: cannot listen on {p.host}:{p.port}")
+            await self.page.stop()
+            self.page = None
+            return
+        self._say(f"companion: table page {self.page.url} PIN {pairing.pin}")
+        self.announce_pin(pairing.pin)
 
     def _update_lamps(self, _event: Any, _result: Result | None) -> None:
         state = self.referee.state
@@ -307,6 +341,8 @@ class Appliance:
 
     async def close(self) -> None:
         self.notifier.stopping()
+        if self.page is not None:
+            await self.page.stop()
         if self.buzzers:
             self.buzzers.flush()
         with contextlib.suppress(Exception):

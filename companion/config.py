@@ -150,6 +150,17 @@ class TableConfig:
 
 
 @dataclass(frozen=True)
+class PageConfig:
+    # The table page (companion.web). Off unless enabled; binds the LAN address given
+    # here (never all interfaces by default). pin: a fixed PIN (4-8 digits) instead of
+    # a new one per start.
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = 8080
+    pin: str | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     gpio: GpioConfig = field(default_factory=GpioConfig)
     buttons: ButtonsConfig = field(default_factory=ButtonsConfig)
@@ -162,6 +173,7 @@ class Config:
     source: str = "<defaults>"  # where it came from, for messages
     sound: SoundConfig = field(default_factory=SoundConfig)
     table: TableConfig = field(default_factory=TableConfig)
+    page: PageConfig = field(default_factory=PageConfig)
 
     @property
     def seats(self) -> int:
@@ -295,7 +307,7 @@ def _camera_source(base: Path | None) -> Callable[[Any], str | int]:
 # --- loading -----------------------------------------------------------------------------
 
 SECTIONS = ("gpio", "buttons", "lamps", "display", "timing", "pico", "log", "camera")
-SECTIONS += ("sound", "table")
+SECTIONS += ("sound", "table", "page")
 
 
 def load_config(path: str | os.PathLike[str]) -> Config:
@@ -465,9 +477,51 @@ def config_from_dict(
     )
     c.done()
 
-    config = Config(gpio, buttons, lamps, display, timing, pico, log, camera, source, sound, table)
+    c = _Checker(source, "page", tables["page"])
+    page_on = c.get("enabled", False, _boolean, "true or false")
+    host_expected = "the box's LAN address to serve the page on (e.g. \"192.168.1.20\")"
+    if page_on:
+        host = c.require("host", _host, host_expected)
+    else:
+        host = c.get("host", PageConfig.host, _host, host_expected)
+    page = PageConfig(
+        enabled=page_on,
+        host=host,
+        port=c.get("port", PageConfig.port, _integer(1, 65535), "a TCP port from 1 to 65535"),
+        pin=c.get("pin", None, _pin, 'a PIN of 4 to 8 digits in quotes (e.g. "2580") or ""'),
+    )
+    c.done()
+
+    config = Config(
+        gpio, buttons, lamps, display, timing, pico, log, camera, source, sound, table, page
+    )
     _check_pin_conflicts(config)
     return config
+
+
+def _host(v: Any) -> str:
+    import ipaddress
+
+    v = _nonempty_str(v).strip()
+    try:
+        return str(ipaddress.ip_address(v.strip("[]")))
+    except ValueError:
+        pass
+    labels = v.rstrip(".").split(".")
+    if len(v) > 253 or not all(
+        label and len(label) <= 63 and label.replace("-", "").isalnum() and label.isascii()
+        for label in labels
+    ):
+        raise ValueError
+    return v
+
+
+def _pin(v: Any) -> str | None:
+    if v == "":
+        return None  # a new PIN at every start
+    if not isinstance(v, str) or not 4 <= len(v) <= 8 or not v.isascii() or not v.isdigit():
+        raise ValueError
+    return v
 
 
 def _table(v: Any) -> Mapping[str, Any]:

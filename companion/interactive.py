@@ -28,7 +28,12 @@ from companion.sim_table import HELP, parse_command
 PROMPT = "keys 0-3 press buttons · command + Enter · help · quit > "
 
 
-async def run_interactive(referee: Referee, camera: str | None = None, profile: str = "") -> int:
+async def run_interactive(
+    referee: Referee,
+    camera: str | None = None,
+    profile: str = "",
+    page: tuple[str, int, str | None] | None = None,
+) -> int:
     tty = sys.stdin.isatty()
     display = TerminalDisplay(clear=tty)
     referee.displays.append(display)
@@ -40,6 +45,11 @@ async def run_interactive(referee: Referee, camera: str | None = None, profile: 
     prepare_interpreter(buzzers.config)
     loop = asyncio.get_running_loop()
     buttons = attach_buttons(buzzers, DEFAULT_PINS, make_pin_factory("mock"))
+    server = None
+    if page is not None:  # the table page, in this loop (companion.web)
+        from companion.web.server import start_page
+
+        server = await start_page(table, *page, new_game_after_over=True)
     cam = None
     if camera:
         from companion.camera import CameraInput
@@ -148,6 +158,8 @@ async def run_interactive(referee: Referee, camera: str | None = None, profile: 
 
             termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, old)
         buttons.close()
+        if server is not None:
+            await server.stop()
         if cam is not None:
             await cam.aclose()
         with contextlib.suppress(Exception):

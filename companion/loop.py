@@ -201,6 +201,8 @@ class TableLoop:
         self._tasks: list[asyncio.Task[Any]] = []
         self.tick_hooks: list[Callable[[], None]] = []  # run on every tick (loop thread)
         self.before_submit: list[Callable[[dict[str, Any]], None]] = []
+        # Posted events whose poster awaits the Result (TableLoop.submit), by identity.
+        self._waiters: dict[int, asyncio.Future[Result]] = {}
 
     # ---- inputs (any thread)
     def _stamped(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -221,6 +223,20 @@ class TableLoop:
         """From the loop's own thread."""
         self.queue.put_nowait(self._stamped(event))
 
+    async def submit(self, event: dict[str, Any]) -> Result:
+        """Post an event from the loop's thread and wait for the referee's Result. It
+        goes through the same queue as every other input (one order, one log line)."""
+        stamped = self._stamped(event)
+        if stamped is event:
+            stamped = dict(event)  # a fresh object: its identity keys the waiter
+        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        self._waiters[id(stamped)] = future
+        self.queue.put_nowait(stamped)
+        try:
+            return await future
+        finally:
+            self._waiters.pop(id(stamped), None)
+
     # ---- running
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -234,9 +250,17 @@ class TableLoop:
         while True:
             event = await self.queue.get()
             try:
-                for hook in self.before_submit:
-                    hook(event)
-                self.referee.submit(event)
+                waiter = self._waiters.pop(id(event), None)
+                try:
+                    for hook in self.before_submit:
+                        hook(event)
+                    result = self.referee.submit(event)
+                except Exception as exc:
+                    if waiter is not None and not waiter.done():
+                        waiter.set_exception(exc)
+                    raise
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(result)
             finally:
                 self.queue.task_done()
 

@@ -121,3 +121,28 @@ def test_loop_stamps_events_without_ts():
 
     ref = asyncio.run(main())
     assert '"ts_ns":' in ref.recent_events[0]
+
+
+def test_submit_awaits_the_result_through_the_same_queue():
+    """TableLoop.submit (the page's way in) waits for its own event's Result; events
+    posted around it keep their order."""
+
+    async def go():
+        referee = Referee()
+        table = TableLoop(referee, tick_seconds=10)
+        await table.start()
+        seen = []
+        referee.listeners.append(lambda ev, _r: seen.append(ev["type"]))
+        table.post({"type": "new_game", "game": "vault-assault", "players": 2,
+                    "names": ["Ann", "Bob"]})
+        ok, refused = await asyncio.gather(
+            table.submit({"type": "heist_hide",
+                          "row": ["alarm", "dye_pack", "diamond", "alarm", "alarm"]}),
+            table.submit({"type": "stage", "stage": 1}),
+        )
+        await table.stop()
+        return ok, refused, seen
+
+    ok, refused, seen = asyncio.run(go())
+    assert ok.rejection is None and refused.rejection.startswith("stage: not allowed now")
+    assert seen == ["new_game", "heist_hide", "stage"]

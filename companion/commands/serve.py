@@ -19,6 +19,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="read events (JSON Lines) from a file, a FIFO, or - for stdin",
     )
+    p.add_argument(
+        "--page",
+        metavar="HOST:PORT",
+        help="serve the table page on this address (overrides the config's [page])",
+    )
+    p.add_argument("--pin", metavar="PIN", help="the page's pairing PIN (default: a new one)")
+    p.add_argument("--log-dir", metavar="DIR", help="game logs here (overrides log.dir)")
     p.set_defaults(func=run)
 
 
@@ -26,9 +33,35 @@ def load(path: str | None) -> Config:
     return load_config(path) if path else Config()
 
 
+def with_overrides(config: Config, args: argparse.Namespace) -> Config:
+    """--page, --pin and --log-dir on top of the config file; one-line ConfigError."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from companion.config import LogConfig
+    from companion.web.pairing import valid_pin
+    from companion.web.server import parse_hostport
+
+    page = config.page
+    if getattr(args, "page", None):
+        try:
+            host, port = parse_hostport(args.page)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        page = replace(page, enabled=True, host=host, port=port)
+    if getattr(args, "pin", None) is not None:
+        if not valid_pin(args.pin):
+            raise ConfigError(f"--pin must be 4 to 8 digits, got {args.pin!r}")
+        page = replace(page, pin=args.pin)
+    config = replace(config, page=page)
+    if getattr(args, "log_dir", None):
+        config = replace(config, log=LogConfig(dir=Path(args.log_dir)))
+    return config
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        config = load(args.config)
+        config = with_overrides(load(args.config), args)
     except ConfigError as exc:
         print(f"companion: {exc}", file=sys.stderr)
         return EX_CONFIG

@@ -55,6 +55,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="speak the callouts, as the box does (espeak-ng and aplay; default: silent)",
     )
+    p.add_argument(
+        "--page",
+        metavar="HOST:PORT",
+        help="also serve the table page here (e.g. 127.0.0.1:8080; interactive only)",
+    )
+    p.add_argument("--pin", metavar="PIN", help="the page's pairing PIN (default: a new one)")
     p.add_argument("--no-fsync", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
@@ -228,11 +234,27 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from companion.interactive import run_interactive
 
+    page = None
+    if getattr(args, "page", None):
+        from companion.web.pairing import valid_pin
+        from companion.web.server import parse_hostport
+
+        try:
+            host, port = parse_hostport(args.page)
+        except ValueError as exc:
+            print(f"sim: {exc}", file=sys.stderr)
+            return 2
+        if args.pin is not None and not valid_pin(args.pin):
+            print(f"sim: --pin must be 4 to 8 digits, got {args.pin!r}", file=sys.stderr)
+            return 2
+        page = (host, port, args.pin)
     path = args.log or time.strftime("vault-logs/game-%Y%m%d-%H%M%S.jsonl")
     log, referee = _open_log(path)
     speaker = _speaker(args, referee)
     try:
-        return asyncio.run(run_interactive(referee, camera=args.camera, profile=args.profile))
+        return asyncio.run(
+            run_interactive(referee, camera=args.camera, profile=args.profile, page=page)
+        )
     finally:
         if log:
             log.close()

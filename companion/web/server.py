@@ -1,0 +1,445 @@
+"""The table page and its HTTP API, served by aiohttp inside the companion's own loop.
+
+    GET  /                 the control page (controls need pairing)
+    GET  /board            the read-only spectator view
+    GET  /api/state        the `replay --json` summary plus what the page shows
+    GET  /api/ws           WebSocket: {"kind": "state", ...} and {"kind": "led", ...}
+    POST /api/pair         {"pin": "1234"} -> 200 + session cookie, or 403
+    POST /api/unpair       {} this device, {"all": true} every device (and a new PIN)
+    POST /api/events       one event, or {"command": "<sim short command>"}
+
+Events from the page go through the TableLoop's queue like the buttons' and --input's,
+so events from two phones are applied one at a time, each once, in one order. POSTs
+must carry the header ``X-Vault-Companion: 1`` and, when the browser sends one, an
+Origin of this host: a page on another site cannot send either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import WSMsgType, web
+
+from companion.events import EventFormatError, decode
+from companion.loop import TableLoop, View
+from companion.rules.engine import EVENT_TYPES, NOTE_TYPES
+from companion.sim_table import parse_command
+from companion.web.moves import legal_moves
+from companion.web.pairing import Pairing
+from companion.web.view import History, earlier_game, led_rows, state_payload
+
+STATIC = Path(__file__).parent / "static"
+COOKIE = "vc_session"
+CSRF_HEADER = "X-Vault-Companion"
+MAX_BODY = 8 * 1024
+SUBMIT_TIMEOUT = 5.0
+MAX_SOCKETS = 64
+LOG_PATTERN = "game-*.jsonl"
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
+        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def _error(status: int, text: str, **extra: Any) -> web.Response:
+    return web.json_response({"error": text.splitlines()[0] if text else "error", **extra},
+                             status=status)
+
+
+class PageServer:
+    """The page for one TableLoop. Start it on the loop that runs the table."""
+
+    def __init__(
+        self,
+        table: TableLoop,
+        *,
+        pairing: Pairing | None = None,
+        log_dir: str | Path | None = None,
+        new_game_after_over: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+    ) -> None:
+        self.table = table
+        self.referee = table.referee
+        self.pairing = pairing or Pairing()
+        self.log_dir = Path(log_dir) if log_dir else None
+        self.new_game_after_over = new_game_after_over
+        self.host = host
+        self.port = port
+        self.history = History()
+        self.sockets: set[web.WebSocketResponse] = set()
+        self._runner: web.AppRunner | None = None
+        self._scheduled = False
+        self._last_state_key: Any = None
+        self._last_state_json = ""
+        self._last_led_json = ""
+        self._games_cache: dict[Path, tuple[tuple[float, int], dict[str, Any] | None]] = {}
+        self._send_tasks: set[asyncio.Task[Any]] = set()
+        self._log_path = getattr(self.referee.log, "path", None)
+        self._seed_history()
+        self.referee.listeners.append(self._on_result)
+        self.referee.displays.append(self)  # Display protocol: show(view)
+        self.app = self.make_app()
+
+    # ---- the referee side (loop thread)
+    def _seed_history(self) -> None:
+        log = self.referee.log
+        path = getattr(log, "path", None)
+        if path is None or not Path(path).exists():
+            return
+        from companion.gamelog import read_log
+
+        with contextlib.suppress(OSError):
+            self.history.seed([e for _, e in read_log(path).events])
+
+    def _on_result(self, event: dict[str, Any], result: Any) -> None:
+        path = getattr(self.referee.log, "path", None)
+        if path != self._log_path:
+            # A new log (serve starts one for a new game after a finished one): the
+            # finished game is listed under "games"; the history starts again.
+            self._log_path = path
+            self.history.clear()
+        self.history.add(event, result)
+
+    def show(self, view: View) -> None:
+        """Called by the referee on every change and tick: push what changed."""
+        if self._scheduled or not self.sockets:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._scheduled = True
+        loop.call_soon(self._push)
+
+    def _push(self) -> None:
+        self._scheduled = False
+        state_json = self.state_json()
+        led_json = self.led_json()
+        messages = []
+        if state_json != self._last_state_json:
+            self._last_state_json = state_json
+            messages.append(state_json)
+        if led_json != self._last_led_json:
+            self._last_led_json = led_json
+            messages.append(led_json)
+        for text in messages:
+            for ws in list(self.sockets):
+                task = asyncio.ensure_future(self._send(ws, text))
+                self._send_tasks.add(task)
+                task.add_done_callback(self._send_tasks.discard)
+
+    async def _send(self, ws: web.WebSocketResponse, text: str) -> None:
+        try:
+            await ws.send_str(text)
+        except (ConnectionError, RuntimeError):
+            self.sockets.discard(ws)
+
+    # ---- payloads
+    def games(self) -> list[dict[str, Any]]:
+        if self.log_dir is None or not self.log_dir.is_dir():
+            return []
+        current = getattr(self.referee.log, "path", None)
+        out = []
+        paths = sorted(self.log_dir.glob(LOG_PATTERN), reverse=True)
+        for path in paths:
+            if current is not None and path.resolve() == Path(current).resolve():
+                continue
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            key = (st.st_mtime, st.st_size)
+            cached = self._games_cache.get(path)
+            if cached is None or cached[0] != key:
+                cached = (key, earlier_game(path))
+                self._games_cache[path] = cached
+            if cached[1] is not None:
+                out.append(cached[1])
+            if len(out) >= 20:
+                break
+        return out
+
+    def state(self) -> dict[str, Any]:
+        referee = self.referee
+        return state_payload(
+            referee.state,
+            history=self.history,
+            messages=list(referee.messages),
+            moves=legal_moves(referee.state, new_game_after_over=self.new_game_after_over),
+            games=self.games(),
+        )
+
+    def state_json(self) -> str:
+        key = (id(self.referee.state), tuple(self.referee.messages), self.history.seq)
+        if key != self._last_state_key or not self._cached_state:
+            self._last_state_key = key
+            self._cached_state = json.dumps({"kind": "state", **self.state()})
+        return self._cached_state
+
+    _cached_state = ""
+
+    def led(self) -> dict[str, Any]:
+        view = self.referee.view()
+        return {
+            "width": view.frame.width,
+            "height": view.frame.height,
+            "rows": led_rows(view.frame),
+            "flash": view.flash,
+        }
+
+    def led_json(self) -> str:
+        return json.dumps({"kind": "led", **self.led()})
+
+    # ---- HTTP
+    def make_app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._middleware])
+        app.router.add_get("/", self._page("index.html"))
+        app.router.add_get("/board", self._page("board.html"))
+        app.router.add_get("/api/state", self.get_state)
+        app.router.add_get("/api/ws", self.websocket)
+        app.router.add_post("/api/pair", self.post_pair)
+        app.router.add_post("/api/unpair", self.post_unpair)
+        app.router.add_post("/api/events", self.post_events)
+        app.router.add_static("/static/", STATIC, show_index=False, follow_symlinks=False)
+        return app
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        try:
+            if request.method == "POST":
+                refused = self._cross_site(request)
+                if refused:
+                    response: web.StreamResponse = _error(403, refused)
+                else:
+                    response = await handler(request)
+            else:
+                response = await handler(request)
+        except web.HTTPRequestEntityTooLarge:
+            response = _error(413, f"body too large (at most {MAX_BODY} bytes)")
+        except web.HTTPException as exc:
+            if exc.status >= 400:
+                response = _error(exc.status, exc.reason or "error")
+            else:
+                raise
+        except (asyncio.CancelledError, ConnectionError):
+            raise
+        except Exception as exc:  # never a traceback to the client
+            self.referee.notice(f"page: {type(exc).__name__}: {str(exc)[:80]}")
+            response = _error(500, "internal error (the table goes on)")
+        if not response.prepared:
+            for k, v in SECURITY_HEADERS.items():
+                response.headers.setdefault(k, v)
+        return response
+
+    def _cross_site(self, request: web.Request) -> str | None:
+        if request.headers.get(CSRF_HEADER) != "1":
+            return f"cross-site request refused (missing {CSRF_HEADER} header)"
+        origin = request.headers.get("Origin")
+        if origin is not None and urlsplit(origin).netloc != request.host:
+            return "cross-site request refused (Origin is not this box)"
+        site = request.headers.get("Sec-Fetch-Site")
+        if site is not None and site not in ("same-origin", "none"):
+            return "cross-site request refused (Sec-Fetch-Site)"
+        return None
+
+    def _page(self, name: str) -> Any:
+        path = STATIC / name
+
+        async def handler(_request: web.Request) -> web.StreamResponse:
+            return web.FileResponse(path, headers={"Content-Type": "text/html; charset=utf-8"})
+
+        return handler
+
+    def _token(self, request: web.Request) -> str | None:
+        return request.cookies.get(COOKIE)
+
+    def paired(self, request: web.Request) -> bool:
+        return self.pairing.is_paired(self._token(request))
+
+    async def get_state(self, request: web.Request) -> web.Response:
+        text = self.state_json()
+        head = '{"kind": "state", '
+        if text.startswith(head):
+            text = "{" + text[len(head):]
+        extra = {"led": self.led(), "paired": self.paired(request)}
+        body = text[:-1] + ", " + json.dumps(extra)[1:]
+        return web.Response(text=body, content_type="application/json")
+
+    async def _json_body(self, request: web.Request) -> dict[str, Any] | web.Response:
+        raw = await request.read()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return _error(400, "body is not UTF-8 text")
+        try:
+            return decode(text)
+        except EventFormatError as exc:
+            return _error(400, f"body: {exc}")
+        except RecursionError:
+            return _error(400, "body: nested too deeply")
+
+    async def post_pair(self, request: web.Request) -> web.Response:
+        client = request.remote or "?"
+        wait = self.pairing.locked(client)
+        if wait > 0:
+            return _error(403, f"too many wrong PINs: try again in {wait:.0f} s",
+                          retry_after=round(wait))
+        body = await self._json_body(request)
+        if isinstance(body, web.Response):
+            return body
+        token = self.pairing.try_pin(client, body.get("pin"))
+        if token is None:
+            return _error(403, "wrong PIN (it is on the box's display and in its log)")
+        response = web.json_response({"paired": True})
+        response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
+        return response
+
+    async def post_unpair(self, request: web.Request) -> web.Response:
+        if not self.paired(request):
+            return _error(401, "not paired: enter the PIN first")
+        body = await self._json_body(request)
+        if isinstance(body, web.Response):
+            return body
+        if body.get("all") is True:
+            self.pairing.unpair_all()
+            self.referee.notice("Page: every device unpaired; a new PIN is on the box")
+        else:
+            self.pairing.unpair(self._token(request))
+        response = web.json_response({"paired": False})
+        response.del_cookie(COOKIE, path="/")
+        return response
+
+    def event_from_body(self, body: dict[str, Any]) -> dict[str, Any] | str:
+        """The event a body asks for, or a one-line reason it is not an event."""
+        if "command" in body:
+            command = body["command"]
+            if len(body) != 1 or not isinstance(command, str):
+                return "a command body is {\"command\": \"<short command>\"} and nothing else"
+            if len(command) > 500 or "\n" in command:
+                return "command: one line of at most 500 characters"
+            try:
+                body = parse_command(command, self.referee.state)
+            except (ValueError, IndexError) as exc:
+                return f"command: {exc}"
+        kind = body.get("type")
+        if not isinstance(kind, str):
+            return "event has no 'type'"
+        if kind not in EVENT_TYPES or kind in NOTE_TYPES:
+            return f"unknown event type {kind[:40]!r}"
+        return body
+
+    async def post_events(self, request: web.Request) -> web.Response:
+        if not self.paired(request):
+            return _error(401, "not paired: enter the PIN shown on the box")
+        body = await self._json_body(request)
+        if isinstance(body, web.Response):
+            return body
+        event = self.event_from_body(body)
+        if isinstance(event, str):
+            return _error(400, event)
+        try:
+            result = await asyncio.wait_for(self.table.submit(event), SUBMIT_TIMEOUT)
+        except TimeoutError:
+            return _error(503, "the referee did not answer in time")
+        state = json.loads(self.state_json())
+        del state["kind"]
+        if result.rejection:
+            return web.json_response({"rejected": result.rejection, "state": state}, status=409)
+        return web.json_response({"accepted": True, "state": state})
+
+    async def websocket(self, request: web.Request) -> web.StreamResponse:
+        if len(self.sockets) >= MAX_SOCKETS:
+            return _error(503, f"too many open pages (at most {MAX_SOCKETS})")
+        ws = web.WebSocketResponse(heartbeat=20, max_msg_size=1024)
+        await ws.prepare(request)
+        self.sockets.add(ws)
+        try:
+            await ws.send_str(self.state_json())
+            await ws.send_str(self.led_json())
+            async for msg in ws:  # the page sends nothing; pings are answered by aiohttp
+                if msg.type in (WSMsgType.ERROR, WSMsgType.CLOSE):
+                    break
+        finally:
+            self.sockets.discard(ws)
+        return ws
+
+    # ---- running
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        await site.start()
+        if self.port == 0:  # an ephemeral port (tests): find which
+            server = getattr(site, "_server", None)
+            if server is not None and server.sockets:
+                self.port = server.sockets[0].getsockname()[1]
+        self.started_at = time.monotonic()
+
+    async def stop(self) -> None:
+        for ws in list(self.sockets):
+            with contextlib.suppress(Exception):
+                await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        with contextlib.suppress(ValueError):
+            self.referee.displays.remove(self)
+        with contextlib.suppress(ValueError):
+            self.referee.listeners.remove(self._on_result)
+
+
+def parse_hostport(text: str) -> tuple[str, int]:
+    """'HOST:PORT' (IPv6 as [::1]:PORT) -> (host, port); ValueError with one line."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--page must be HOST:PORT (e.g. 127.0.0.1:8080), got {text!r}")
+    return host, int(port)
+
+
+async def start_page(
+    table: TableLoop,
+    host: str,
+    port: int,
+    pin: str | None = None,
+    *,
+    new_game_after_over: bool = False,
+) -> PageServer:
+    """Serve the page for `table` (the sim's way): game logs listed from the log's
+    folder, the address and PIN printed and shown among the referee's messages."""
+    import sys
+
+    log_path = getattr(table.referee.log, "path", None)
+    server = PageServer(
+        table,
+        pairing=Pairing(pin=pin) if pin else Pairing(),
+        log_dir=Path(log_path).parent if log_path else None,
+        new_game_after_over=new_game_after_over,
+        host=host,
+        port=port,
+    )
+    await server.start()
+    line = f"Table page {server.url} PIN {server.pairing.pin}"
+    print(f"companion: {line}", file=sys.stderr, flush=True)
+    table.referee.notice(line)
+    server.pairing.on_pin.append(lambda p: table.referee.notice(f"Page PIN is now {p}"))
+    return server
