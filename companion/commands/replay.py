@@ -50,5 +50,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary(state)))
     else:
-        print("\n".join(status_lines(state)))
+        text = "\n".join(status_lines(state))
+        print(text.encode("utf-8", "backslashreplace").decode("utf-8"))
     return 0
