@@ -360,6 +360,11 @@ class Appliance:
                 clock = event.get("clock")  # a script's own stamps: its own epoch (None)
                 self.buzzers.arrive(seat, ts, time.monotonic_ns(), clock)
                 return
+        if self.buzzers is not None:
+            # The input is the table's own order of events: presses read before this
+            # line are judged before it, as `sim --script` does, so a script plays the
+            # same game through both.
+            self.buzzers.flush()
         self.table.post(event)
 
     async def close(self) -> None:
