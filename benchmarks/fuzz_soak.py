@@ -8,6 +8,7 @@ or silent stop raises with the seed and the input.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import tempfile
 import time
@@ -17,6 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "support"))
 
 import fuzzing  # noqa: E402
+
+logging.getLogger("companion.hardware.pico_link").setLevel(logging.ERROR)  # 1 line per bad line
 
 
 def main() -> None:
