@@ -128,3 +128,41 @@ def test_a_torn_chained_last_line_is_torn_not_damage(tmp_path):
     p.write_bytes(data + data.splitlines()[3][:30])
     contents = read_log(p)
     assert contents.damaged_line is None and contents.torn_tail
+
+
+def test_serve_offers_keep_or_new_for_a_damaged_log_and_takes_the_answer(tmp_path):
+    import asyncio
+
+    from companion.appliance import Appliance
+    from companion.config import parse_config
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    p = logs / "game-20260101-000000.jsonl"
+    lines = write_game(p)
+    n = next(i for i, x in enumerate(lines) if i > 5 and '"seat":1' in x)
+    lines[n] = lines[n].replace('"seat":1', '"seat":0', 1)
+    p.write_text("\n".join(lines[: n + 8]) + "\n")  # unfinished, damaged at line n + 1
+    cfg = parse_config(
+        f'[gpio]\npin_factory = "mock"\n[display]\ntype = "none"\n[log]\ndir = "{logs}"\n'
+    )
+
+    async def run():
+        app = Appliance(cfg, echo=False)
+        await app.start()
+        offer = app.referee.resume_choice
+        assert offer and offer["damaged_line"] == n + 1 and offer["options"] == ["keep", "new"]
+        assert any(f"LOG DAMAGED at line {n + 1}" in m for m in app.referee.messages)
+        kept_phase = app.referee.state.phase
+        app._take_input_line(1, b'{"type":"resume_choice","choice":"new"}\n')
+        assert app.referee.resume_choice is None and app.referee.state.phase == "no_game"
+        assert app.log_path != p and (logs / (p.name + ".kept")).exists()
+        app.table.post(json.loads(lines[0]))
+        await app.table.drain()
+        await app.close()
+        return kept_phase, app
+
+    kept_phase, app = asyncio.run(run())
+    assert kept_phase != "no_game"  # until the answer, the game up to line 10 was kept
+    assert (logs / (p.name + ".damaged")).exists()
+    assert resume_state(app.log_path)[0].phase == "heist_hide"
