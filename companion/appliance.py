@@ -224,8 +224,7 @@ class Appliance:
             self.referee.notice(
                 f"LOG DAMAGED at line {self.resume_choice['damaged_line']}: "
                 f"{self.resume_choice['keep']} (original kept as {self.log_path.name}.damaged);"
-                ' {"type":"resume_choice","choice":"new"} starts a new game',
-                flash="false_start",
+                ' {"type":"resume_choice","choice":"new"} starts a new game'
             )
             self._say(f"companion: {self.referee.messages[-1]}")
         self.referee.refresh()
