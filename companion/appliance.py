@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from companion.buzzers import BuzzerInput, attach_buttons, prepare_interpreter
+from companion.clocks import boot_clock, clock_note
 from companion.config import Config
 from companion.display.frame import Frame
-from companion.events import EventFormatError, decode, is_comment
+from companion.events import MAX_LINE_CHARS, EventFormatError, clip, decode, is_comment
 from companion.gamelog import GameLog
 from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import SeatButtons
@@ -74,6 +75,22 @@ def live_seats(state: GameState) -> set[int]:
     if turn.stages >= 3 or state.bank_empty:
         live.add(turn.cop)
     return live
+
+
+def read_bounded_line(fh: Any, limit: int = MAX_LINE_CHARS * 4) -> bytes | str | None:
+    """One line of a binary stream, at most `limit` bytes kept: a longer line is read
+    to its end and thrown away, and a one-line reason returned instead. None at EOF."""
+    line = fh.readline(limit + 1)
+    if not line:
+        return None
+    if len(line) <= limit or line.endswith(b"\n"):
+        return line
+    skipped = len(line)
+    while True:
+        more = fh.readline(limit)
+        skipped += len(more)
+        if not more or more.endswith(b"\n"):
+            return f"line too long ({skipped} bytes, limit {limit}) skipped"
 
 
 class LedDisplay:
@@ -129,7 +146,19 @@ class Appliance:
             self._say(f"{self.log_path}: {problem}")
         self.log = GameLog(self.log_path)
         self.referee = Referee(state=state, log=self.log)
-        self.table = TableLoop(self.referee)
+        self.referee.fault_hooks.append(self._on_fault)
+        # Live stamps are CLOCK_MONOTONIC of this boot: their epoch is the boot id. A log
+        # resumed from another boot gets a note of the change (companion.clocks).
+        self.clock_id = boot_clock()
+        if report.events and report.last_clock != self.clock_id:
+            self.log.append(clock_note(self.clock_id))
+        self.table = TableLoop(self.referee, clock_id=self.clock_id)
+        # A damaged log: the game is kept up to the line before the damage (the whole
+        # original is beside it, <log>.damaged) and the table may start anew instead:
+        # `resume_choice` is the offer, as data for the page; choose_resume() answers.
+        self.resume_choice = report.choice()
+        self.referee.resume_choice = self.resume_choice
+        self.pings = 0  # watchdog pings sent (each one proves the referee took a probe)
         self.table.before_submit.append(self._rotate_log_for_new_game)
         self.buttons: SeatButtons | None = None
         self.buzzers: BuzzerInput | None = None
@@ -231,6 +260,14 @@ class Appliance:
         if cfg.page.enabled:
             await self._start_page()
         self._update_lamps(None, None)
+        self.buzzers.live_clock = self.clock_id
+        if self.resume_choice:
+            self.referee.notice(
+                f"LOG DAMAGED at line {self.resume_choice['damaged_line']}: "
+                f"{self.resume_choice['keep']} (original kept as {self.log_path.name}.damaged);"
+                ' {"type":"resume_choice","choice":"new"} starts a new game'
+            )
+            self._say(f"companion: {self.referee.messages[-1]}")
         self.referee.refresh()
         state = self.referee.state
         what = (
@@ -293,51 +330,120 @@ class Appliance:
         self.referee.state = GameState()
         self._say(f"companion: new game: log {self.log_path.name}")
 
+    def _on_fault(self, reason: str) -> None:
+        """An internal error in the referee: to the journal and systemctl status (the
+        displays already show it)."""
+        self._say(f"companion: {reason}")
+        self.notifier.status(reason)
+
+    def choose_resume(self, choice: str) -> str:
+        """The table's answer to a damaged log: "keep" the game up to the damaged line
+        (what runs meanwhile), or "new": the kept log is set aside and a new one begun."""
+        if not self.resume_choice:
+            return "no choice pending"
+        if choice == "new":
+            self.log.close()
+            aside = self.log_path.with_name(self.log_path.name + ".kept")
+            self.log_path.replace(aside)
+            self.log_path = new_log_path(self.log_path.parent)
+            self.log = GameLog(self.log_path)
+            self.referee.log = self.log
+            self.referee.state = GameState()
+            what = f"new game: log {self.log_path.name} (the old one is {aside.name})"
+        elif choice == "keep":
+            what = self.resume_choice["keep"]
+        else:
+            return f"resume_choice: 'choice' must be keep or new, got {clip(repr(choice), 40)}"
+        self.resume_choice = self.referee.resume_choice = None
+        self.referee.notice(f"Log: {what}")
+        self._say(f"companion: {what}")
+        return what
+
     # ---- running
+    def _watchdog_ping(self) -> None:
+        if self.notifier.watchdog():
+            self.pings += 1
+
     async def watchdog(self) -> None:
+        """WATCHDOG=1 proves the referee is taking events: each ping is a probe queued
+        behind the waiting events and sent by the referee task itself when it gets
+        there. A referee task that died or wedged sends no more pings; systemd then
+        restarts the service (WatchdogSec) and it resumes from its log."""
         period = self.notifier.watchdog_period()
         if not period:
             return
         while True:
-            self.notifier.watchdog()  # sent from the loop: a stalled loop stops pinging
+            self.table.probe(self._watchdog_ping)
             await asyncio.sleep(period)
 
     async def read_input(self, path: str) -> None:
         """Events from a file, FIFO or stdin ('-'), one line at a time: JSON Lines, or
-        the sim's short commands (`go`, `stage 2`, `flip 1:3 2:stop`, a seat digit)."""
+        the sim's short commands (`go`, `stage 2`, `flip 1:3 2:stop`, a seat digit).
+
+        Every JSON line goes through the one bounded gate (events.decode_line); a line
+        that fails, or any surprise while handing it on, is one message on stderr (the
+        journal) and the reader goes on with the next line: it never ends quietly."""
         loop = asyncio.get_running_loop()
-        fh = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
+        fh = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         try:
             n = 0
             while True:
-                line = await loop.run_in_executor(None, fh.readline)
-                if not line:
+                raw = await loop.run_in_executor(None, read_bounded_line, fh)
+                if raw is None:
                     if path == "-" or not Path(path).is_fifo():
                         return
                     await asyncio.sleep(0.1)
                     continue
                 n += 1
-                if is_comment(line):
-                    continue
                 try:
-                    if line.lstrip().startswith("{"):
-                        event = decode(line)
-                    else:
-                        event = parse_command(line, self.referee.state)
-                except (EventFormatError, ValueError) as exc:
-                    self._say(f"input line {n}: {exc}")
-                    continue
-                if event.get("type") == "buzz" and self.buzzers is not None:
-                    if "ts_ns" not in event:  # a seat digit typed: pressed now
-                        event = {**event, "ts_ns": time.monotonic_ns()}
-                    seat, ts = event.get("seat"), event.get("ts_ns")
-                    if isinstance(seat, int) and isinstance(ts, int):
-                        self.buzzers.arrive(seat, ts, time.monotonic_ns())
-                        continue
-                self.table.post(event)
+                    self._take_input_line(n, raw)
+                except Exception as exc:  # the reader never dies of one line
+                    self._say(f"input line {n}: internal error: {clip(repr(exc))}")
         finally:
-            if fh is not sys.stdin:
+            if fh is not sys.stdin.buffer:
                 fh.close()
+
+    def _take_input_line(self, n: int, raw: bytes | str) -> None:
+        if isinstance(raw, str):  # the reader's own verdict (a line too long)
+            self._say(f"input line {n}: {raw}")
+            return
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._say(f"input line {n}: not UTF-8 text (byte {exc.start})")
+            return
+        if is_comment(line):
+            return
+        try:
+            if line.lstrip()[:1].isalnum():  # a short command: `go`, `stage 2`, `1`
+                event = parse_command(line, self.referee.state)
+            else:  # anything else is JSON, through the bounded gate
+                event = decode(line)
+        except (EventFormatError, ValueError) as exc:
+            self._say(f"input line {n}: {clip(str(exc))}")
+            return
+        if event.get("type") == "buzz" and "ts_ns" not in event:
+            # A seat digit typed: pressed now, on this boot's clock.
+            event = {**event, "ts_ns": time.monotonic_ns(), "clock": self.clock_id}
+        if event.get("type") == "resume_choice":
+            self._say(f"input line {n}: {self.choose_resume(event.get('choice'))}")
+            return
+        if event.get("type") == "buzz" and self.buzzers is not None:
+            seat, ts = event.get("seat"), event.get("ts_ns")
+            if (
+                isinstance(seat, int)
+                and isinstance(ts, int)
+                and not isinstance(seat, bool)
+            ):
+                clock = event.get("clock")  # a script's own stamps: its own epoch (None)
+                self.buzzers.arrive(seat, ts, time.monotonic_ns(), clock)
+                return
+        if self.buzzers is not None:
+            # The input is the table's own order of events: presses read before this
+            # line are judged before it, as `sim --script` does, so a script plays the
+            # same game through both.
+            self.buzzers.flush()
+        self.table.post(event)
 
     async def close(self) -> None:
         self.notifier.stopping()

@@ -64,25 +64,39 @@ class BuzzerInput:
         self._timer: asyncio.TimerHandle | None = None
         self.cop_claims_stages = False
         self._claimed: tuple[int, int] = (-1, 0)  # (turn, stage) last claimed by a press
+        # The clock epoch of live presses (the boot id, see companion.clocks); presses
+        # from a script keep theirs (None: the script's own). A window never mixes two.
+        self.live_clock: str | None = None
+        self._clocks: dict[tuple[int, int], str] = {}
+        self._window_clock: str | None = None
 
     # ---- from any thread
     def on_press(self, seat: int, ts_ns: int) -> None:
         loop = self.table.loop
         assert loop is not None, "start the TableLoop first"
         arrival = None if self.virtual else self.clock()
-        loop.call_soon_threadsafe(self.arrive, seat, ts_ns, arrival)
+        loop.call_soon_threadsafe(self.arrive, seat, ts_ns, arrival, self.live_clock)
 
     # ---- on the loop
     def _armed(self) -> bool:
         return self.table.referee.state.phase == ASSAULT
 
-    def arrive(self, seat: int, ts_ns: int, arrival_ns: int | None = None) -> None:
+    def arrive(
+        self, seat: int, ts_ns: int, arrival_ns: int | None = None, clock: str | None = None
+    ) -> None:
+        if self.window.open and clock != self._window_clock:
+            self.flush()  # stamps of two clocks are never compared
+        self._window_clock = clock
+        if clock is not None:
+            if len(self._clocks) > 256:
+                self._clocks.clear()
+            self._clocks[(seat, ts_ns)] = clock
         if arrival_ns is None:
             arrival_ns = max(ts_ns, self.last_arrival)
         self.last_arrival = max(self.last_arrival, arrival_ns)
         if not self._armed():
             self.flush()
-            self.table.post({"type": "buzz", "seat": seat, "ts_ns": ts_ns})
+            self.table.post(self._with_clock({"type": "buzz", "seat": seat, "ts_ns": ts_ns}))
             return
         cop = self.table.referee.state.cop
         if self.cop_claims_stages and seat == cop and self._claim_stage(ts_ns):
@@ -144,7 +158,13 @@ class BuzzerInput:
             elif i > 0:
                 first = verdict.order[0]
                 event["after"] = {"seat": first.seat, "by_ns": p.ts_ns - first.ts_ns}
-            self.table.post(event)
+            self.table.post(self._with_clock(event))
+
+    def _with_clock(self, event: dict[str, Any]) -> dict[str, Any]:
+        clock = self._clocks.pop((event["seat"], event["ts_ns"]), None)
+        if clock is not None:
+            event["clock"] = clock
+        return event
 
 
 def attach_buttons(

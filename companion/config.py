@@ -40,6 +40,9 @@ SPI_PINS = {0: {7, 8, 9, 10, 11}, 1: {16, 17, 18, 19, 20, 21}}
 MAX_SEATS = 8
 
 
+MAX_CONFIG_CHARS = 256 * 1024  # a config file is a page or two of TOML
+
+
 class ConfigError(ValueError):
     """A configuration problem; ``str(err)`` is one line naming the key."""
 
@@ -328,11 +331,15 @@ def load_config(path: str | os.PathLike[str]) -> Config:
 
 def parse_config(text: str, source: str = "config.toml", base_dir: Path | None = None) -> Config:
     """Validate TOML text. ``base_dir`` anchors relative paths (default: the cwd)."""
+    if len(text) > MAX_CONFIG_CHARS:
+        raise ConfigError(f"{source}: too long ({len(text)} characters, limit {MAX_CONFIG_CHARS})")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         # tomllib's message already ends "(at line N, column M)".
         raise ConfigError(f"{source}: TOML syntax error: {exc}") from None
+    except (RecursionError, MemoryError, ValueError) as exc:  # 10,000 nested arrays...
+        raise ConfigError(f"{source}: not a usable TOML file ({type(exc).__name__})") from None
     return config_from_dict(data, source=source, base_dir=base_dir)
 
 
@@ -543,8 +550,33 @@ def _alsa_device(v: Any) -> str:
 
 
 def _path(v: Any, base: Path) -> Path:
-    p = Path(_nonempty_str(v)).expanduser()
+    text = _nonempty_str(v)
+    if "\x00" in text or len(text) > 4096:
+        raise ValueError  # no file system takes a NUL byte in a path
+    try:
+        p = Path(text).expanduser()
+    except RuntimeError:  # ~nosuchuser
+        raise ValueError from None
     return p if p.is_absolute() else base / p
+
+
+def check_log_dir(config: Config) -> None:
+    """At start (before any hardware): the log directory exists or can be made, is a
+    directory and is writable. Raises ConfigError naming log.dir, so `serve` says one
+    line and exits 78 instead of failing later with a traceback."""
+    d = Path(config.log.dir)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        if not d.is_dir():
+            raise NotADirectoryError("not a directory")
+        probe = d / f".companion-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise ConfigError(
+            f"{config.source}: log.dir {_show(str(d))} cannot hold game logs ({why})"
+        ) from None
 
 
 def _options(options: tuple[Any, ...]) -> str:

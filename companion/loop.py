@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from companion.display.frame import Frame
 from companion.display.model import render
-from companion.events import encode
+from companion.events import MAX_REASON_CHARS, clip, encode
 from companion.gamelog import GameLog, read_log
 from companion.rules.engine import Output, Result, apply, new_state
 from companion.rules.state import GameState
@@ -49,6 +49,26 @@ class Display(Protocol):
 class ResumeReport:
     events: int = 0
     problems: list[str] = field(default_factory=list)
+    # The first damaged line (its checksum fails): the game was rebuilt up to the line
+    # before it and nothing after; `damage` says why. None: the log reads whole.
+    damaged_line: int | None = None
+    damage: str | None = None
+    last_clock: str | None = None  # the clock epoch of the log's last stamped line
+    chained: bool = False  # the log carries checksums
+
+    def choice(self) -> dict[str, Any] | None:
+        """For the table (the page, the display, `serve --input`): what a damaged log
+        offers. Answer with {"type": "resume_choice", "choice": "keep" | "new"}."""
+        if self.damaged_line is None:
+            return None
+        return {
+            "damaged_line": self.damaged_line,
+            "damage": self.damage,
+            "kept_events": self.events,
+            "keep": f"keep the game up to line {self.damaged_line - 1}",
+            "new": "start a new game",
+            "options": ["keep", "new"],
+        }
 
 
 def resume_state(path: str | Path) -> tuple[GameState, ResumeReport]:
@@ -61,7 +81,12 @@ def resume_state(path: str | Path) -> tuple[GameState, ResumeReport]:
         return state, report
     contents = read_log(p)
     report.problems.extend(contents.problems)
+    report.damaged_line, report.damage = contents.damaged_line, contents.damage
+    report.chained = contents.chained
     for n, event in contents.events:
+        clock = event.get("clock")
+        if isinstance(clock, str):
+            report.last_clock = clock
         result = apply(state, event)
         if result.rejection:
             report.problems.append(f"line {n}: {result.rejection}")
@@ -69,6 +94,26 @@ def resume_state(path: str | Path) -> tuple[GameState, ResumeReport]:
         state = result.state
         report.events += 1
     return state, report
+
+
+MAX_NOTE_EVENT_CHARS = 2048  # a rejected event kept whole in the log up to this size
+
+
+def rejected_note(reason: str, event: dict[str, Any]) -> dict[str, Any]:
+    """The log's note for a rejected input: the reason (capped) and the event itself,
+    or, if it is large or not recordable, its type and size (never a megabyte twice)."""
+    try:
+        body = encode(event)
+        body.encode("utf-8")
+    except Exception:
+        body = None
+    if body is not None and len(body) <= MAX_NOTE_EVENT_CHARS:
+        kept: dict[str, Any] = event
+    else:
+        kind = event.get("type")
+        kept = {"type": clip(kind, 64) if isinstance(kind, str) else None}
+        kept["clipped_chars"] = len(body) if body is not None else None
+    return {"type": "rejected", "reason": clip(reason, MAX_REASON_CHARS), "event": kept}
 
 
 class Referee:
@@ -100,40 +145,96 @@ class Referee:
         self.mosaic: dict[int, frozenset[int]] | None = None
         self.camera_status: str | None = None
         self.listeners: list[Callable[[dict[str, Any], Result], None]] = []
+        self.internal_errors = 0
+        self.last_fault: str | None = None
+        self.fault_hooks: list[Callable[[str], None]] = []  # e.g. the journal
+        # A damaged log's offer to the table (ResumeReport.choice()), for the page.
+        self.resume_choice: dict[str, Any] | None = None
 
     def submit(self, event: dict[str, Any]) -> Result:
-        result = apply(self.state, event)
+        """Judge one event. Never raises: an unexpected exception while judging or
+        recording it becomes an announced "internal error: ..." rejection, and one in
+        showing it an announced notice; the referee goes on with the next event."""
+        try:
+            result = apply(self.state, event)
+        except Exception as exc:  # a bug in the rules must not stop the referee
+            result = Result(self.state, self._fault(exc, "judging"), ())
         if result.rejection:
             self.rejections += 1
             self.messages.append(f"REJECTED {result.rejection}")
             if self.log is not None and isinstance(event, dict):
                 # The log keeps what the table did, rejected inputs too, as a note
                 # that replays as a no-op.
-                self.log.append({"type": "rejected", "reason": result.rejection, "event": event})
+                try:
+                    self.log.append(rejected_note(result.rejection, event))
+                except Exception as exc:
+                    self._fault(exc, "logging a rejection")
         else:
-            if self.log is not None:
-                self.log.append(event)  # flushed (fsync) before the effect is shown
-            self.state = result.state
-            self.recent_events.append(encode(event))
-        self._take_outputs(result.outputs)
-        finish = event.get("photo_finish") if isinstance(event, dict) else None
-        if not result.rejection and isinstance(finish, dict):
-            margin = finish.get("margin_ns")
-            ties = finish.get("ties") or []
-            seats = finish.get("seats") or []
-            tied = bool(ties) and len(seats) > 1 and set(seats[:2]) <= set(ties[0])
-            if isinstance(margin, int) and tied:
-                self.messages.append(
-                    f"Photo finish: a tie ({abs(margin) / 1e6:.3f} ms apart), "
-                    "decided by the tie rule"
-                )
-            elif isinstance(margin, int):
-                self.messages.append(f"Photo finish: won by {margin / 1e6:.3f} ms")
-            self.show_flash("photo_finish", queued=True)
+            try:
+                if self.log is not None:
+                    self.log.append(event)  # flushed (fsync) before the effect is shown
+                line = encode(event)
+            except Exception as exc:  # not recordable: not accepted (nothing unlogged)
+                reason = self._fault(exc, "logging")
+                self.rejections += 1
+                self.messages.append(f"REJECTED {reason}")
+                result = Result(self.state, reason, ())
+            else:
+                self.state = result.state
+                self.recent_events.append(line)
+        try:
+            self._take_outputs(result.outputs)
+            finish = event.get("photo_finish") if isinstance(event, dict) else None
+            if not result.rejection and isinstance(finish, dict):
+                self._photo_finish(finish)
+        except Exception as exc:
+            self._fault(exc, "announcing")
         self.refresh()
         for listener in self.listeners:
-            listener(event, result)
+            try:
+                listener(event, result)
+            except Exception as exc:
+                self._fault(exc, "a listener")
         return result
+
+    def _photo_finish(self, finish: dict[str, Any]) -> None:
+        margin = finish.get("margin_ns")
+        ties = finish.get("ties")
+        seats = finish.get("seats")
+        margin = margin if isinstance(margin, int) and not isinstance(margin, bool) else None
+        tied = (
+            isinstance(ties, list)
+            and bool(ties)
+            and isinstance(ties[0], list)
+            and isinstance(seats, list)
+            and len(seats) > 1
+            and all(s in ties[0] for s in seats[:2])
+        )
+        if margin is not None and tied:
+            self.messages.append(
+                f"Photo finish: a tie ({abs(margin) / 1e6:.3f} ms apart), decided by the tie rule"
+            )
+        elif margin is not None:
+            self.messages.append(f"Photo finish: won by {margin / 1e6:.3f} ms")
+        self.show_flash("photo_finish", queued=True)
+
+    def _fault(self, exc: BaseException, doing: str) -> str:
+        """An unexpected exception: counted, announced on every display and to the
+        fault hooks (the journal), and returned as a one-line rejection reason."""
+        self.internal_errors += 1
+        reason = clip(f"internal error ({doing}): {type(exc).__name__}: {exc}")
+        self.messages.append(reason)
+        self.last_fault = reason
+        for hook in self.fault_hooks:
+            with contextlib.suppress(Exception):
+                hook(reason)
+        return reason
+
+    def internal_error(self, exc: BaseException, event: Any = None) -> None:
+        """For the loop: an exception outside submit() (a before-submit hook)."""
+        self._fault(exc, "taking an event")
+        with contextlib.suppress(Exception):
+            self.refresh()
 
     def _take_outputs(self, outputs: Iterable[Output]) -> None:
         for out in outputs:
@@ -181,7 +282,12 @@ class Referee:
             return
         v = self.view()
         for d in self.displays:
-            d.show(v)
+            try:
+                d.show(v)
+            except Exception as exc:  # a display fault: said on the others, game on
+                self.internal_errors += 1
+                self.last_fault = clip(f"internal error (display): {type(exc).__name__}: {exc}")
+                self.messages.append(self.last_fault)
 
 
 class TableLoop:
@@ -189,14 +295,21 @@ class TableLoop:
     that animates flashes and blinking."""
 
     def __init__(
-        self, referee: Referee, tick_seconds: float = TICK_SECONDS, stamp_missing: bool = True
+        self,
+        referee: Referee,
+        tick_seconds: float = TICK_SECONDS,
+        stamp_missing: bool = True,
+        clock_id: str | None = None,
     ) -> None:
         self.referee = referee
+        # The clock epoch stamped with live times (companion.clocks.boot_clock()).
+        self.clock_id = clock_id
+        self.beats = 0  # items the referee task has taken (events and probes)
         # Live inputs without a ts_ns get the loop's CLOCK_MONOTONIC time. Scripts keep
         # their own (virtual) times, so they are not stamped with the wall of this run.
         self.stamp_missing = stamp_missing
         self.tick_seconds = tick_seconds
-        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()  # events, and probe callables
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self.tick_hooks: list[Callable[[], None]] = []  # run on every tick (loop thread)
@@ -208,8 +321,16 @@ class TableLoop:
     def _stamped(self, event: dict[str, Any]) -> dict[str, Any]:
         """An input gets the time it arrived (CLOCK_MONOTONIC), unless it has one."""
         if self.stamp_missing and isinstance(event, dict) and "ts_ns" not in event:
-            return {**event, "ts_ns": time.monotonic_ns()}
+            stamped = {**event, "ts_ns": time.monotonic_ns()}
+            if self.clock_id is not None:
+                stamped["clock"] = self.clock_id
+            return stamped
         return event
+
+    def probe(self, callback: Callable[[], None]) -> None:
+        """Queue `callback` behind the waiting events: the referee task runs it when it
+        gets there, so it proves that task is alive and taking events (the watchdog)."""
+        self.queue.put_nowait(callback)
 
     def post_threadsafe(self, event: dict[str, Any]) -> None:
         assert self.loop is not None, "TableLoop.start() first"
@@ -250,6 +371,9 @@ class TableLoop:
         while True:
             event = await self.queue.get()
             try:
+                if callable(event):  # a probe (the watchdog's ping)
+                    event()
+                    continue
                 waiter = self._waiters.pop(id(event), None)
                 try:
                     for hook in self.before_submit:
@@ -261,7 +385,10 @@ class TableLoop:
                     raise
                 if waiter is not None and not waiter.done():
                     waiter.set_result(result)
+            except Exception as exc:  # never the end of the referee task
+                self.referee.internal_error(exc, event)
             finally:
+                self.beats += 1
                 self.queue.task_done()
 
     async def _ticker(self) -> None:

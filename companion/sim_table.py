@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from companion.events import EventFormatError, decode_line
 from companion.rules.state import GameState
 
 FACE_LETTERS = {"a": "alarm", "p": "dye_pack", "t": "dye_pack", "d": "diamond"}
@@ -47,13 +48,11 @@ def parse_command(text: str, state: GameState) -> dict[str, Any]:
     if not text:
         raise ValueError("empty command")
     if text.startswith("{"):
+        # The same bounded gate as logs, scripts and --input (companion.events).
         try:
-            event = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not JSON: {exc.msg}") from None
-        if not isinstance(event, dict):
-            raise ValueError("an event must be a JSON object")
-        return event
+            return decode_line(text)
+        except EventFormatError as exc:
+            raise ValueError(str(exc)) from None
     word, *args = text.split()
     word = word.lower()
     if word.isdigit() and not args:

@@ -94,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         except Exception as exc:  # any failure to open is reported the same way
             print(f"companion calibrate: cannot open {args.source}: {exc}", file=sys.stderr)
             return 1
-        table = LiveTable(source)
+        # --yes: nobody at the keyboard; say each step and go on (never wait for Enter).
+        table = LiveTable(source, ask=_no_wait if args.yes else input)
 
     def confirm(question: str) -> bool:
         if args.yes:
@@ -125,3 +126,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"profile: {toml_path} ({len(result.profile.templates)} faces)")
     print(f"preview: {preview_path}")
     return 0
+
+
+def _no_wait(prompt: str) -> str:
+    print(prompt.replace(" Press Enter when ready.", "").rstrip(), flush=True)
+    return ""

@@ -150,6 +150,19 @@ def run(args: argparse.Namespace) -> int:
         bar.show(0)
         print("stage bar: 0-4 shown in turn", file=out)
 
+    if config.pico.enabled:  # the seat buttons are on the Pico, not on GPIO
+        missing = _check_pico(config, args, out)
+        for dev in (lamps, bar):
+            if dev is not None:
+                dev.close()
+        if missing is None:
+            return 1
+        if missing:
+            print(f"check: no press from seat(s) {', '.join(map(str, missing))}", file=out)
+            return 1
+        print("check: all seats answered", file=out)
+        return 0
+
     from gpiozero import InputDevice
 
     lockout_ms = config.timing.lockout_ns / 1e6
@@ -192,6 +205,63 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print("check: all seats answered", file=out)
     return 0
+
+
+def _check_pico(config: Any, args: argparse.Namespace, out: Any) -> list[int] | None:
+    """The [pico] buttons: the link must shake hands and sync its clock, then each seat
+    is pressed in turn (--simulate: on a simulated Pico). None: no link at all."""
+    import queue
+
+    from companion.hardware.pico_link import PicoLink
+
+    port = config.pico.port
+    if args.simulate and not str(port).startswith("picosim://"):
+        port = "picosim://check"
+    presses: queue.Queue[int] = queue.Queue()
+    link = PicoLink(
+        port,
+        lambda seat, ts_ns: presses.put(seat),
+        baud=config.pico.baud,
+        lockout_us=round(config.timing.lockout_ms * 1000),
+    )
+    link.start()
+    try:
+        if not link.wait_synced(args.timeout):
+            why = link.errors[-1] if link.errors else "no answer"
+            print(f"pico: {port}: not synced within {args.timeout:g} s ({why})", file=out)
+            return None
+        print(
+            f"pico: {port}: firmware {link.firmware}, {link.seats} seats, clock synced "
+            f"(round trip {(link.rtt_ns or 0) / 1e3:.0f} us)",
+            file=out,
+        )
+        seats = link.seats or 0
+        missing = []
+        for seat in range(seats):
+            print(f"seat {seat} (Pico): press the button...", file=out, flush=True)
+            if args.simulate:
+                from companion.hardware.pico_sim import get_device
+
+                dev = get_device(port.removeprefix("picosim://").split("?")[0])
+                dev.press(seat)
+                dev.release(seat)
+            deadline = time.monotonic() + args.timeout
+            got = False
+            while time.monotonic() < deadline:
+                try:
+                    if presses.get(timeout=max(0.0, deadline - time.monotonic())) == seat:
+                        got = True
+                        break
+                except queue.Empty:
+                    break
+            if got:
+                print(f"seat {seat} (Pico): pressed", file=out)
+            else:
+                print(f"seat {seat} (Pico): no press within {args.timeout:g} s", file=out)
+                missing.append(seat)
+        return missing
+    finally:
+        link.stop()
 
 
 def _display(config: Any, simulate: bool):

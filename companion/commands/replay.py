@@ -47,8 +47,11 @@ def run(args: argparse.Namespace) -> int:
         torn = "torn last line" in reason
         if not args.skip_invalid and not torn:
             return 2
+        if n == contents.damaged_line:
+            return 2  # a damaged (checksum) line ends what can be trusted, skip or not
     if args.json:
         print(json.dumps(summary(state)))
     else:
-        print("\n".join(status_lines(state)))
+        text = "\n".join(status_lines(state))
+        print(text.encode("utf-8", "backslashreplace").decode("utf-8"))
     return 0

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import sys
 
-from companion.config import Config, ConfigError, load_config
+from companion.config import Config, ConfigError, check_log_dir, load_config
 
 EX_CONFIG = 78  # sysexits EX_CONFIG: the unit does not restart on it
 
@@ -62,6 +62,7 @@ def with_overrides(config: Config, args: argparse.Namespace) -> Config:
 def run(args: argparse.Namespace) -> int:
     try:
         config = with_overrides(load(args.config), args)
+        check_log_dir(config)
     except ConfigError as exc:
         print(f"companion: {exc}", file=sys.stderr)
         return EX_CONFIG

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from companion.buzzers import BuzzerInput
-from companion.events import EventFormatError, decode, is_comment
+from companion.events import EventFormatError, decode, is_comment, split_lines
 from companion.gamelog import GameLog
 from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import DEFAULT_PINS, SeatButtons
@@ -116,8 +116,9 @@ async def play_script(
         nonlocal rejected
         if result.rejection:
             n = current["line"]
-            if event.get("type") == "buzz":
-                n = line_of.get((event.get("seat"), event.get("ts_ns")), n)
+            seat, ts = event.get("seat"), event.get("ts_ns")
+            if event.get("type") == "buzz" and isinstance(seat, int) and isinstance(ts, int):
+                n = line_of.get((seat, ts), n)  # (a seat like [1] is unhashable: not a key)
             rejected_lines.add(n)
             if n in expected:
                 if echo_rejections:
@@ -208,7 +209,8 @@ def _speaker(args: argparse.Namespace, referee: Referee) -> object | None:
 def run(args: argparse.Namespace) -> int:
     if args.script:
         try:
-            lines = Path(args.script).read_text(encoding="utf-8").splitlines()
+            # Split on '\n' only: a raw U+2028 inside a JSON string is not a line break.
+            lines = split_lines(Path(args.script).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             print(f"sim: cannot read script {args.script}: {exc}", file=sys.stderr)
             return 2

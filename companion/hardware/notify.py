@@ -43,6 +43,11 @@ class Notifier:
                 os.environ["NOTIFY_SOCKET"] = self.socket_path or ""
                 try:
                     self._notifier = sdnotify.SystemdNotifier(debug=True)  # raise, we catch
+                    # Never block the event loop on a full notify socket (a datagram
+                    # queue holds ~10 messages): a lost ping is the watchdog's to judge.
+                    sock = getattr(self._notifier, "socket", None)
+                    if sock is not None:
+                        sock.setblocking(False)
                 finally:
                     if old is None:
                         os.environ.pop("NOTIFY_SOCKET", None)

@@ -44,6 +44,9 @@ from companion.hardware.pico_protocol import (
 from companion.hardware.pico_sim import register_url_handlers
 
 log = logging.getLogger(__name__)
+
+MAX_EDGE_JUMP = 4096  # edges the Pico may number between two of its reports (a PONG per 2 s)
+MAX_PENDING = 256  # edges held waiting for a gap to fill (the Pico's ring holds 64)
 register_url_handlers()
 
 Callback = Callable[[int, int], Any]
@@ -136,7 +139,13 @@ class PicoLink:
         self.offset_ns: int | None = None  # host_ns = pico_us * 1000 + offset_ns
         self.rtt_ns: int | None = None
         self.expected = 1  # the next edge number to deliver
+        # The highest "next edge number" the Pico has shown (HI, PONG, EDGE): edge
+        # numbers and LOST ranges far past it are not believed (one bad but well-formed
+        # line must not move `expected` to 10**20 and drop every later press).
+        self.pico_next = 1
+        self._last_pico_us = 0  # the Pico's timer in its last PONG (it only goes back on a reboot)
         self._pending: dict[int, _Pending] = {}
+        self._delivered: dict[int, int] = {}  # recent edge number -> its Pico time
         self._window: deque[_Sample] = deque(maxlen=8)
         self._last_edge_mono = 0.0
         self._lamp_mask = 0
@@ -337,6 +346,7 @@ class PicoLink:
                 self.expected = next_n
             self.boot_id = boot_id
             self._pending.clear()
+        self.pico_next = next_n
         self.seats, self.firmware = seats, fw
         s.state = "sync"
         s.samples = []
@@ -352,18 +362,35 @@ class PicoLink:
         sample = _Sample(t3 - t0, (t0 + t3) // 2 - pico_us * 1000)
         self.stats.sync_samples += 1
         if s.state == "sync":
+            self._last_pico_us = pico_us
             s.samples.append(sample)
             if len(s.samples) >= self.sync_pings:
                 self._finish_sync()
             else:
                 self._send_ping()
         elif s.state == "run":
+            if pico_us < self._last_pico_us:
+                # The Pico's timer went back: it restarted, whatever its edge numbers say
+                # (a restart plus as many presses as before looks like no change at all).
+                self._error("pico: the Pico's clock went back: it restarted; shaking hands again")
+                self._last_pico_us = pico_us
+                self._synced.clear()
+                self._send_hello()
+                return
+            self._last_pico_us = pico_us
             if next_n < self.expected:
                 self._error(f"pico: the Pico's edge count went back ({next_n} after "
                             f"{self.expected - 1}): it restarted; shaking hands again")
                 self._synced.clear()
                 self._send_hello()
                 return
+            if next_n > self.pico_next + MAX_EDGE_JUMP:
+                self._error(f"pico: PONG says next edge {next_n}, far past {self.pico_next};"
+                            " shaking hands again")
+                self._synced.clear()
+                self._send_hello()
+                return
+            self.pico_next = max(self.pico_next, next_n)
             self._window.append(sample)
             if next_n > self.expected and not self._pending:
                 self._error(f"pico: edges {self.expected}-{next_n - 1} never arrived;"
@@ -408,9 +435,27 @@ class PicoLink:
         if self._session.state == "hello":
             return  # which boot is this from? RESEND after the sync brings it again
         self._last_edge_mono = time.monotonic()
+        if n < self.expected and self._delivered.get(n, pico_us) != pico_us:
+            # An edge number already delivered, with another time: not a repeat but a
+            # Pico that restarted (and numbered as many edges since) -> shake hands.
+            self._error(f"pico: the edge count went back (edge {n} again, another time): "
+                        "the Pico restarted;"
+                        " shaking hands again")
+            self._delivered.clear()
+            self._synced.clear()
+            self._send_hello()
+            return
         if n < self.expected or n in self._pending:
             self.stats.duplicates += 1
             return
+        if n > max(self.pico_next, self.expected) + MAX_EDGE_JUMP or (
+            len(self._pending) >= MAX_PENDING
+        ):
+            self.stats.bad_lines += 1
+            self._error(f"pico: edge {n} is far past the edges the Pico has numbered "
+                        f"(next {self.pico_next}); skipped")
+            return
+        self.pico_next = max(self.pico_next, n + 1)
         self._pending[n] = _Pending(seat, level, pico_us)
         if n > self.expected and n - 1 not in self._pending:
             self.stats.gaps += 1
@@ -421,6 +466,11 @@ class PicoLink:
             self._deliver()
 
     def _on_lost(self, first: int, last: int) -> None:
+        if first > last or last >= self.pico_next:
+            self.stats.bad_lines += 1
+            self._error(f"pico: LOST {first} {last} names edges the Pico has not numbered "
+                        f"(next {self.pico_next}); ignored")
+            return
         self._error(f"pico: edges {first}-{last} are gone from the Pico's buffer")
         if first <= self.expected <= last:
             self.stats.lost_edges += last - self.expected + 1
@@ -431,6 +481,9 @@ class PicoLink:
         delivered = False
         while self.expected in self._pending:
             edge = self._pending.pop(self.expected)
+            self._delivered[self.expected] = edge.pico_us
+            if len(self._delivered) > MAX_PENDING:
+                self._delivered.pop(next(iter(self._delivered)))
             self.expected += 1
             delivered = True
             self._emit(edge)
@@ -462,10 +515,13 @@ class PicoLink:
         report the numbers that never came."""
         if not self._pending:
             return
-        missing = [n for n in range(self.expected, max(self._pending)) if n not in self._pending]
+        # Counted, never listed: however far apart the numbers, this costs nothing.
+        span = max(self._pending) - self.expected
+        held_below = sum(1 for n in self._pending if n < max(self._pending))
+        missing = max(0, span - held_below)
         if missing:
-            self.stats.lost_edges += len(missing)
-            self._error(f"pico: edges {missing[0]}-{missing[-1]} lost in the Pico restart")
+            self.stats.lost_edges += missing
+            self._error(f"pico: {missing} edges from {self.expected} lost in the Pico restart")
         for n in sorted(self._pending):
             self._emit(self._pending[n])
         self._pending.clear()

@@ -43,7 +43,27 @@ PICO_KINDS: dict[str, str] = {
     "ERR": "s",  # the Pico could not use a line: a word saying why
 }
 
+# The largest value each whole-number argument may take (the smallest is 0, or 1 where
+# noted in RANGES). Anything else is a bad line: one well-formed line with a 20-digit
+# edge number must not be able to wedge the link.
+MAX_EDGE = 2**40  # edge numbers: a press a second for 34,000 years
+MAX_US = 2**53  # Pico microseconds since boot (285 years); us * 1000 fits int64 ns
+RANGES: dict[str, tuple[tuple[int, int], ...]] = {
+    "HELLO": ((0, 1_000),),
+    "PING": ((0, 10**9),),
+    "ACK": ((0, MAX_EDGE),),
+    "RESEND": ((0, MAX_EDGE),),
+    "LED": ((0, 2**32 - 1),),
+    "LOCKOUT": ((0, 10_000_000),),
+    "HI": ((0, 1_000), (1, 2**32 - 1), (1, 32), (1, MAX_EDGE)),
+    "PONG": ((0, 10**9), (0, MAX_US), (1, MAX_EDGE)),
+    "EDGE": ((1, MAX_EDGE), (0, 31), (0, MAX_US)),
+    "LOST": ((1, MAX_EDGE), (1, MAX_EDGE)),
+}
+
 _WORD = re.compile(r"[A-Za-z0-9._:-]{1,32}\Z")
+_NUMBER = re.compile(r"(0|[1-9][0-9]{0,19})\Z")
+_CHECKSUM = re.compile(rb"\*[0-9A-F]{2}\Z")
 _CRC_TABLE: list[int] = []
 
 
@@ -105,7 +125,9 @@ def encode_message(message: Message) -> bytes:
 
 def parse_line(line: bytes, kinds: dict[str, str] = PICO_KINDS) -> Message:
     """Check and split one line (with or without its newline)."""
-    raw = line.rstrip(b"\r\n")
+    raw = line[:-1] if line.endswith(b"\n") else line
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]  # one \r before the \n is allowed, nothing more
     if not raw:
         raise ProtocolError("empty line")
     if len(raw) > MAX_LINE:
@@ -116,10 +138,11 @@ def parse_line(line: bytes, kinds: dict[str, str] = PICO_KINDS) -> Message:
     if star < 0 or len(raw) - star != 3:
         raise ProtocolError(f"no *CC checksum at the end of {_show(raw)} (torn line?)")
     body, cc = raw[:star], raw[star + 1 :]
-    try:
-        want = int(cc, 16)
-    except ValueError:
-        raise ProtocolError(f"checksum {cc.decode()!r} is not hex in {_show(raw)}") from None
+    if not _CHECKSUM.search(raw) or b"*" in body:
+        raise ProtocolError(
+            f"checksum {cc.decode()!r} is not hex (two uppercase hex digits) in {_show(raw)}"
+        )
+    want = int(cc, 16)
     got = crc8(body)
     if got != want:
         raise ProtocolError(f"checksum mismatch ({want:02X} sent, {got:02X} computed) in "
@@ -132,10 +155,16 @@ def parse_line(line: bytes, kinds: dict[str, str] = PICO_KINDS) -> Message:
     if len(values) != len(spec):
         raise ProtocolError(f"{kind} needs {len(spec)} arguments, got {len(values)}")
     args: list[int | str] = []
+    ranges = iter(RANGES.get(kind, ()))
     for i, (t, v) in enumerate(zip(spec, values, strict=True)):
         if t == "i":
-            if not v.isdigit() or len(v) > 20:
-                raise ProtocolError(f"{kind} argument {i + 1} must be a whole number, got {v!r}")
+            if not _NUMBER.match(v):
+                raise ProtocolError(
+                    f"{kind} argument {i + 1} must be a whole number, got {v[:24]!r}"
+                )
+            lo, hi = next(ranges, (0, 2**63 - 1))
+            if not lo <= int(v) <= hi:
+                raise ProtocolError(f"{kind} argument {i + 1} must be {lo}..{hi}, got {v}")
             args.append(int(v))
         elif t == "e":
             if v not in (DOWN, UP):

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+from companion.events import MAX_TS_NS, clip
 from companion.rules import definition as d
 from companion.rules.state import (
     ASSAULT,
@@ -37,7 +38,7 @@ STAGE_NAMES = {
 
 # Event types recorded in logs that never change the game (the loop writes a rejected
 # input as a `rejected` note so the log keeps everything the table did).
-NOTE_TYPES = frozenset({"rejected", "note"})
+NOTE_TYPES = frozenset({"rejected", "note", "clock"})
 
 
 class Output(NamedTuple):
@@ -325,7 +326,10 @@ def _heist_attempt(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, 
 def _assault_start(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
     _phase(state, ev, HEIST_OVER)
     assert state.turn is not None
-    turn = replace(state.turn, go_ns=ev.get("ts_ns"))
+    clock = ev.get("clock")
+    turn = replace(
+        state.turn, go_ns=ev.get("ts_ns"), go_clock=clock if isinstance(clock, str) else None
+    )
     return replace(state, phase=ASSAULT, turn=turn), [Output("flash", "go", "Go!")]
 
 
@@ -448,7 +452,11 @@ def _buzz(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Outp
     turn = state.turn
     seat = _seat(state, ev)
     ts = ev.get("ts_ns")
-    if turn.go_ns is not None and isinstance(ts, int) and ts < turn.go_ns:
+    clock = ev.get("clock")
+    same_clock = (clock if isinstance(clock, str) else None) == turn.go_clock
+    # A press stamped on another clock (the box rebooted since Go!) came after the
+    # resume, so after Go!: only stamps of one epoch are compared.
+    if turn.go_ns is not None and isinstance(ts, int) and same_clock and ts < turn.go_ns:
         # Stamped before Go! but delivered after it: the edge's time decides.
         raise Rejected(
             f"buzz: false start: {_name(state, seat)} pressed "
@@ -645,8 +653,8 @@ def apply(state: GameState, event: Any) -> Result:
             raise Rejected("event has no 'type'")
         if "ts_ns" in event:
             ts = event["ts_ns"]
-            if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
-                raise Rejected(f"{kind}: 'ts_ns' must be a non-negative whole number")
+            if isinstance(ts, bool) or not isinstance(ts, int) or not 0 <= ts <= MAX_TS_NS:
+                raise Rejected(f"{clip(kind, 40)}: 'ts_ns' must be a whole number 0..{MAX_TS_NS}")
         if kind in NOTE_TYPES:
             return Result(state, None, ())
         if kind == "undo":
@@ -658,7 +666,9 @@ def apply(state: GameState, event: Any) -> Result:
             raise Rejected(f"unknown event type {kind!r}")
         new, outputs = handler(state, event)
     except Rejected as exc:
-        rejection = str(exc).splitlines()[0] if str(exc) else "rejected"
+        # One printable line, capped, never empty: an empty reason would read as
+        # "accepted" to every caller that tests `if result.rejection`.
+        rejection = clip(str(exc)) or "rejected"
         flash: tuple[Output, ...] = ()
         if rejection.startswith("buzz: false start"):
             flash = (Output("flash", "false_start", rejection),)

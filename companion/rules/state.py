@@ -68,6 +68,9 @@ class Turn:
     empty: bool = False  # "Empty!" called this turn
     impounds_due: frozenset[int] = frozenset()
     go_ns: int | None = None  # the ts_ns of assault_start, when it carried one
+    # The clock epoch of go_ns (the event's "clock": a boot of the box, or None for a
+    # script's own stamps and old logs). Stamps of different epochs are never compared.
+    go_clock: str | None = None
 
 
 @dataclass(frozen=True)
