@@ -138,7 +138,7 @@ class Appliance:
         for problem in report.problems:
             self._say(f"{self.log_path}: {problem}")
         self.log = GameLog(self.log_path)
-        self.referee = Referee(state=state, log=self.log)
+        self.referee = Referee(state=state, log=self.log, undo_limit=config.log.undo_limit or None)
         self.table = TableLoop(self.referee)
         self.table.before_submit.append(self._rotate_log_for_new_game)
         self.buttons: SeatButtons | None = None
@@ -196,7 +196,12 @@ class Appliance:
             from companion.camera import CameraInput
 
             self.camera = CameraInput(
-                self.referee, cfg.camera.source, profile_dir=cfg.camera.profile
+                self.referee,
+                cfg.camera.source,
+                profile_dir=cfg.camera.profile,
+                fps=cfg.camera.fps,
+                threads=cfg.camera.threads,
+                nice=cfg.camera.nice,
             )
             try:
                 self.camera.start(loop)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from companion.loop import TableLoop
 from companion.rules.state import ASSAULT
 
 SWITCH_INTERVAL_S = 0.001
+VERDICTS_KEPT = 64  # recent verdicts kept for a look (the log holds them all)
 
 
 def prepare_interpreter(config: ArbiterConfig) -> str | None:
@@ -56,7 +58,7 @@ class BuzzerInput:
         self.clock = clock
         self.window = Window()
         self.last_arrival = 0
-        self.verdicts: list[Verdict] = []
+        self.verdicts: deque[Verdict] = deque(maxlen=VERDICTS_KEPT)  # the latest only
         self._timer: asyncio.TimerHandle | None = None
 
     # ---- from any thread

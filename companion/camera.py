@@ -19,8 +19,22 @@ from companion.vision.types import FrameReading
 
 
 class CameraInput:
-    def __init__(self, referee: Referee, source: Any, *, profile_dir: str = "") -> None:
+    def __init__(
+        self,
+        referee: Referee,
+        source: Any,
+        *,
+        profile_dir: str = "",
+        fps: float = 30.0,
+        threads: int | None = 1,
+        nice: int = 10,
+        gate: bool = True,
+    ) -> None:
         self.referee = referee
+        self.fps = fps
+        self.threads = threads
+        self.nice = nice
+        self.gate = gate
         self.source_spec = source
         self.profile_dir = profile_dir
         self.worker: Any = None
@@ -33,7 +47,7 @@ class CameraInput:
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         from companion.vision.frames import open_source
         from companion.vision.pipeline import Pipeline
-        from companion.vision.worker import VisionWorker
+        from companion.vision.worker import ChangeGate, VisionWorker
 
         profile = None
         if self.profile_dir:
@@ -50,7 +64,10 @@ class CameraInput:
             on_frame_error=self.on_frame_error,
             # With a profile this is a symbol-dice table (Vault Assault): no pip reader.
             pipeline=Pipeline(profile=profile, pips=profile is None),
-            max_fps=15,
+            max_fps=self.fps,
+            threads=self.threads,
+            nice=self.nice,
+            gate=ChangeGate() if self.gate else None,
         )
         self.worker.start()
 

@@ -86,8 +86,10 @@ class Referee:
         displays: Iterable[Display] = (),
         clock: Callable[[], float] = time.monotonic,
         flash_seconds: float = FLASH_SECONDS,
+        undo_limit: int | None = None,
     ) -> None:
         self.state = state or new_state()
+        self.undo_limit = undo_limit  # undo steps kept (None: the whole game)
         self.loop: asyncio.AbstractEventLoop | None = None  # set by TableLoop.start
         self._log: GameLog | None = None
         self._log_fault_since: float | None = None  # the log fault announced, if any
@@ -152,7 +154,7 @@ class Referee:
             self.notice("Log writing again: everything held in memory is on disk")
 
     def submit(self, event: dict[str, Any]) -> Result:
-        result = apply(self.state, event)
+        result = apply(self.state, event, self.undo_limit)
         if result.rejection:
             self.rejections += 1
             self.messages.append(f"REJECTED {result.rejection}")

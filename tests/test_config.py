@@ -254,3 +254,14 @@ def test_unreadable_and_binary_files(tmp_path: Path) -> None:
 def test_config_from_dict_checks_types() -> None:
     with pytest.raises(ConfigError, match="timing.settle_ms"):
         config_from_dict({"timing": {"settle_ms": None}})
+
+
+def test_camera_stream_and_undo_keys() -> None:
+    c = parse_config("[camera]\nfps = 15\nthreads = 2\nnice = 0\n[log]\nundo_limit = 50\n")
+    assert (c.camera.fps, c.camera.threads, c.camera.nice) == (15.0, 2, 0)
+    assert c.log.undo_limit == 50
+    d = Config()
+    assert (d.camera.fps, d.camera.threads, d.camera.nice, d.log.undo_limit) == (30.0, 1, 10, 0)
+    assert "camera.fps" in error_of("[camera]\nfps = 0\n")
+    assert "camera.threads" in error_of('[camera]\nthreads = "all"\n')
+    assert "log.undo_limit" in error_of("[log]\nundo_limit = -1\n")

@@ -158,6 +158,10 @@ def run(args: argparse.Namespace) -> int:
     if args.headless:
         print("sim: --headless needs --script FILE", file=sys.stderr)
         return 2
+    if args.camera:
+        from companion.vision.threads import limit_native_threads
+
+        limit_native_threads(1)  # before numpy loads: the camera gets one thread
     from companion.interactive import run_interactive
 
     path = args.log or time.strftime("vault-logs/game-%Y%m%d-%H%M%S.jsonl")
