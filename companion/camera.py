@@ -55,7 +55,9 @@ class CameraInput:
 
             profile = load_profile(self.profile_dir)
             self._dice = getattr(profile, "dice", None)
-        source = open_source(self.source_spec)
+        # A source spec (config/command line), or a FrameSource already made.
+        spec = self.source_spec
+        source = spec if hasattr(spec, "read") and hasattr(spec, "open") else open_source(spec)
         self.worker = VisionWorker(
             source,
             loop,
