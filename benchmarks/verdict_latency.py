@@ -127,6 +127,7 @@ async def run(presses: int, camera: bool, log_dir: Path) -> dict:
             fps=config.camera.fps,
             threads=config.camera.threads,
             nice=config.camera.nice,
+            process=config.camera.process,
         )
         cam.start(asyncio.get_running_loop())
         await asyncio.sleep(3.0)  # the camera warmed up and streaming

@@ -202,6 +202,7 @@ class Appliance:
                 fps=cfg.camera.fps,
                 threads=cfg.camera.threads,
                 nice=cfg.camera.nice,
+                process=cfg.camera.process,
             )
             try:
                 self.camera.start(loop)
@@ -298,6 +299,8 @@ class Appliance:
         if self.led:
             self.led.close()
         self.log.close()
+        if self.log.rescue_path is not None and self.log.fault is not None:
+            self._say(f"companion: {self.log.fault.text}")
 
 
 async def serve(config: Config, input_path: str | None = None, *, echo: bool = True) -> int:

@@ -29,8 +29,10 @@ class CameraInput:
         threads: int | None = 1,
         nice: int = 10,
         gate: bool = True,
+        process: bool = True,
     ) -> None:
         self.referee = referee
+        self.process = process  # the worker in a child process (else a thread here)
         self.fps = fps
         self.threads = threads
         self.nice = nice
@@ -57,6 +59,24 @@ class CameraInput:
             self._dice = getattr(profile, "dice", None)
         # A source spec (config/command line), or a FrameSource already made.
         spec = self.source_spec
+        if self.process:
+            from companion.vision.process import VisionProcess
+
+            self.worker = VisionProcess(
+                spec,
+                loop,
+                self.on_reading,
+                on_camera_gone=self.on_gone,
+                on_frame_error=self.on_frame_error,
+                profile_dir=self.profile_dir,
+                pips=profile is None,
+                max_fps=self.fps,
+                threads=self.threads or 1,
+                nice=self.nice,
+                gate=self.gate,
+            )
+            self.worker.start()
+            return
         source = spec if hasattr(spec, "read") and hasattr(spec, "open") else open_source(spec)
         self.worker = VisionWorker(
             source,

@@ -133,7 +133,8 @@ class CameraConfig:
     profile: str = ""
     fps: float = 30.0  # frames taken a second at most (late frames are dropped)
     threads: int = 1  # OpenCV/BLAS threads the camera may use
-    nice: int = 10  # how much lower the camera thread's priority is than the loop's
+    nice: int = 10  # how much lower the camera's CPU priority is than the referee's
+    process: bool = True  # the camera in a process of its own (else a thread)
 
 
 @dataclass(frozen=True)
@@ -436,6 +437,7 @@ def config_from_dict(
         fps=c.get("fps", 30.0, _number(1, 120), "a number of frames a second between 1 and 120"),
         threads=c.get("threads", 1, _integer(1, 64), "a whole number of threads (1-64)"),
         nice=c.get("nice", 10, _integer(0, 19), "a whole number between 0 and 19"),
+        process=c.get("process", True, _boolean, "true or false"),
     )
     c.done()
 

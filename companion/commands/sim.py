@@ -153,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if log:
                 log.close()
+                if log.rescue_path is not None and log.fault is not None:
+                    print(f"sim: {log.fault.text}", file=sys.stderr)
         print(json.dumps(summary(referee.state)))
         return 2 if args.strict and rejected else 0
     if args.headless:
@@ -171,4 +173,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if log:
             log.close()
+            if log.rescue_path is not None and log.fault is not None:
+                print(f"sim: {log.fault.text}", file=sys.stderr)
         print(f"game log: {path}")
