@@ -212,14 +212,15 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         print(
-            f"  log durability, append -> fsync done ({len(r['durable'])} lines): "
+            f"  log durability, {label}, append -> fsync done ({len(r['durable'])} lines): "
             f"{line(r['durable'])}",
             flush=True,
         )
         if r["camera"]:
             c = r["camera"]
             print(
-                f"  camera: {c['frames']} frames, {c['detections']} full detections, "
+                f"  camera during the camera-on run: {c['frames']} frames, "
+                f"{c['detections']} full detections, "
                 f"{c['reused']} reused, {c['skipped']} skipped while moving, {c['dropped']} "
                 f"dropped late; {c['cpu_ms']:.2f} ms CPU a frame",
                 flush=True,
