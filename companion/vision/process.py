@@ -110,6 +110,23 @@ def _child(
         worker._stop.set()
 
     threading.Thread(target=watch, daemon=True, name="vision-watch").start()
+    worker._hold_back()  # OpenCV's pool, now, so the report below says what holds
+    import cv2
+
+    with contextlib.suppress(OSError, EOFError, BrokenPipeError):
+        pipe.send(
+            (
+                "info",
+                (
+                    {
+                        "pid": os.getpid(),
+                        "nice": os.getpriority(os.PRIO_PROCESS, 0),
+                        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+                        "opencv_threads": cv2.getNumThreads(),
+                    },
+                ),
+            )
+        )
     worker._run()
     with contextlib.suppress(OSError, EOFError, BrokenPipeError):
         pipe.send(("stats", tuple(getattr(worker, k) for k in STATS)))
@@ -151,6 +168,8 @@ class VisionProcess:
         self.frames = self.detections = self.reused = self.skipped = 0
         self.frames_dropped = self.frame_errors = 0
         self.cpu_s = 0.0
+        # What the child says it holds to: pid, nice, BLAS and OpenCV threads.
+        self.child_info: dict[str, Any] = {}
         self._proc: Any = None
         self._conn: Any = None
         self._stop: Any = None
@@ -198,6 +217,9 @@ class VisionProcess:
             return
         if kind == "status":
             self.status = args[0]
+            return
+        if kind == "info":
+            self.child_info = args[0]
             return
         if kind == "gone":
             self.status = "camera gone"

@@ -83,7 +83,11 @@ def test_a_camera_process_that_dies_is_gone(tmp_path):
 
 
 def test_the_child_holds_its_threads_and_priority(tmp_path):
-    """What the child was told: BLAS env, nice (read back from the child's stats)."""
+    """What the child runs with, as it reports it: a lower priority than ours, BLAS and
+    OpenCV held to the threads given, a process other than ours."""
     proc, got, gone, _ = run(str(folder_of_dice(tmp_path, frames=3)), nice=5, threads=1)
-    assert gone == [] and proc.frames == 3
-    assert np.isfinite(proc.cpu_ms)
+    assert gone == [] and proc.frames == 3 and np.isfinite(proc.cpu_ms)
+    info = proc.child_info
+    assert info["pid"] != os.getpid()
+    assert info["nice"] == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)
+    assert info["blas_threads"] == "1" and info["opencv_threads"] == 1
