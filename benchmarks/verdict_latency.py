@@ -11,10 +11,11 @@ default timing, 5 ms settle window included): gpiozero's callback, the seat butt
 the settle window and its timer, the referee, the game log (group-committed to a
 temporary directory on this disk by its writer thread), the LED display.
 
-Run twice in one process: without the camera, then with the camera at 30 fps
-(companion.camera.CameraInput: the vision worker with the shipped calibration profile,
-one thread, lowered priority, on a camera-like stream of 16 dice at 1280x720:
-benchmarks/table_stream.py). Seats 1 and 2 press in turn; between presses the verdict is
+Run twice in one process: without the camera, then with the camera at 30 fps as serve
+runs it (companion.camera.CameraInput with the config's defaults: the vision worker in
+its own process, one thread, nice 10, the shipped calibration profile) on a camera-like
+stream of 16 dice at 1280x720 (the frames rendered ahead and handed over as a camera
+does: benchmarks/table_stream.py). Seats 1 and 2 press in turn; between presses the verdict is
 undone and the LED put back to blank, so each verdict is a frame change on the device.
 (timing.lockout_ms is 5 here instead of 50, so 5,000 presses take minutes, not an
 hour; the lockout never delays a first press.)
