@@ -17,7 +17,8 @@
     window (5 ms by default): also printed are its parts, edge -> BuzzerInput on the
     loop, the settle wait (window opened -> its timer fired), and verdict -> display.
     Run idle, with a busy pure-Python thread in the same process (GIL contention), and
-    with a separate busy process (CPU contention).
+    with a separate busy process (CPU contention). The end-to-end figure, to the LED
+    device's frame with `serve`'s wiring and the camera on, is verdict_latency.py's.
 """
 
 from __future__ import annotations

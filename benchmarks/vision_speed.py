@@ -4,9 +4,10 @@
         [--profile DIR [--with-pips]]
 
 Frames come from the synthetic renderer (companion.vision.synthetic): the mat under a
-tilted camera with 2, 8 and 16 dice at 640x480, 1280x720 and 1920x1080, random light,
+tilted camera with 2, 8, 16 and 32 dice at 640x480, 1280x720 and 1920x1080, random light,
 dice touching or not. OpenCV is held to one thread (cv2.setNumThreads(1)), as one core
-of a Pi 4 is what the vision worker can count on.
+of a Pi 4 is what the vision worker can count on, and BLAS to one (set before numpy
+loads).
 
 Printed per cell, median and p95 over N timed frames (K distinct scenes, cycled):
 - frame: ``read_frame`` on a lone frame, the mat looked for every time (a photo);
@@ -26,23 +27,27 @@ the pip reader is skipped as for a Vault Assault table, unless --with-pips.
 
 from __future__ import annotations
 
-import argparse
 import os
-import statistics
 import sys
-import time
-from pathlib import Path
 
-import cv2
-import numpy as np
+from companion.vision.threads import limit_native_threads
 
-from companion.vision.mat import find_mat
-from companion.vision.pipeline import Pipeline, read_frame
-from companion.vision.synthetic import all_dice_specs, pip_dice_specs, render_scene
+limit_native_threads(1)  # BLAS held to one thread too, before numpy loads
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+from companion.vision.mat import find_mat  # noqa: E402
+from companion.vision.pipeline import Pipeline, read_frame  # noqa: E402
+from companion.vision.synthetic import all_dice_specs, pip_dice_specs, render_scene  # noqa: E402
 
 SIZES = [(640, 480), (1280, 720), (1920, 1080)]
-DICE = [2, 8, 16]
-TARGET_MS = 15.0  # per 1280x720 frame on a desktop core: several Pi 4 cores' worth
+DICE = [2, 8, 16, 32]
 
 
 def stats(ms: list[float]) -> tuple[float, float]:
@@ -146,9 +151,9 @@ def main(argv: list[str] | None = None) -> int:
                 worst_cpu = max(worst_cpu, cpu_frame)
     for what, ms in (("lone frame", worst_frame), ("stream frame", worst_stream),
                      ("lone frame, CPU time", worst_cpu)):
-        verdict = "met" if ms <= TARGET_MS else "NOT met"
-        print(f"1280x720 worst median per {what}: {ms:.1f} ms "
-              f"(target <= {TARGET_MS:.0f} ms: {verdict})")
+        print(f"1280x720 worst median per {what}, every frame read in full: {ms:.1f} ms")
+    print("(the camera's goal, <= 5 ms a frame on average in a 30 fps stream, is measured "
+          "by benchmarks/vision_stream.py)")
     print(f"load average during the run: {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} cores (a busy machine inflates every figure)")
     return 0

@@ -45,8 +45,11 @@ def game_finished(state: GameState) -> bool:
 
 
 def pick_log(log_dir: Path, now: Callable[[], float] = time.time) -> Path:
-    """The newest game log in `log_dir` if its game is unfinished, else a new path."""
-    log_dir.mkdir(parents=True, exist_ok=True)
+    """The newest game log in `log_dir` if its game is unfinished, else a new path. A
+    directory that cannot be made is the log's fault to announce (it retries), not a
+    reason to stop refereeing."""
+    with contextlib.suppress(OSError):
+        log_dir.mkdir(parents=True, exist_ok=True)
     logs = sorted(log_dir.glob(LOG_PATTERN))
     if logs:
         state, _ = resume_state(logs[-1])
@@ -94,30 +97,40 @@ def read_bounded_line(fh: Any, limit: int = MAX_LINE_CHARS * 4) -> bytes | str |
 
 
 class LedDisplay:
-    """Shows the referee's view on the LED matrix: the board frame, and each new flash
-    as its full animation (companion.display.animations)."""
+    """Shows the referee's view on the LED matrix: the board frame, and each flash as
+    its full animation (companion.display.animations), whose first frame (the word) is
+    sent to the device at once, inside ``show``. A flash started again (a second
+    "Escaped!") restarts its animation."""
 
     def __init__(self, led: Any) -> None:
+        from companion.display.animations import prebuild
+
         self.led = led
         self._flash: str | None = None
+        self._serial = -1
         self._anim: asyncio.Task[Any] | None = None
+        prebuild()  # every animation drawn now, not when the first verdict is shown
 
     def show(self, view: View) -> None:
         from companion.display.animations import flash as animation
 
-        if view.flash and view.flash != self._flash:
+        if view.flash and (view.flash != self._flash or view.flash_serial != self._serial):
             self._flash = view.flash
+            self._serial = view.flash_serial
             steps = animation(view.flash) if view.flash in ANIMATED else [(view.frame, 900)]
+            if self._anim:
+                self._anim.cancel()
+                self._anim = None
+            self.led.show(steps[0][0])  # the word, now
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 self.led.show(steps[-1][0])
                 return
-            if self._anim:
-                self._anim.cancel()
-            self._anim = loop.create_task(self.led.play_async(steps))
+            self._anim = loop.create_task(self.led.play_async(steps, start_shown=True))
             return
         self._flash = view.flash
+        self._serial = view.flash_serial
         if self._anim and not self._anim.done():
             return
         self.led.show(view.frame)
@@ -145,7 +158,9 @@ class Appliance:
         for problem in report.problems:
             self._say(f"{self.log_path}: {problem}")
         self.log = GameLog(self.log_path)
-        self.referee = Referee(state=state, log=self.log)
+        self.referee = Referee(
+            state=state, log=self.log, undo_limit=config.log.undo_limit or None
+        )
         self.referee.fault_hooks.append(self._on_fault)
         # Live stamps are CLOCK_MONOTONIC of this boot: their epoch is the boot id. A log
         # resumed from another boot gets a note of the change (companion.clocks).
@@ -246,7 +261,13 @@ class Appliance:
             from companion.camera import CameraInput
 
             self.camera = CameraInput(
-                self.referee, cfg.camera.source, profile_dir=cfg.camera.profile
+                self.referee,
+                cfg.camera.source,
+                profile_dir=cfg.camera.profile,
+                fps=cfg.camera.fps,
+                threads=cfg.camera.threads,
+                nice=cfg.camera.nice,
+                process=cfg.camera.process,
             )
             try:
                 self.camera.start(loop)
@@ -468,6 +489,8 @@ class Appliance:
         if self.speaker is not None:
             self.speaker.close()
         self.log.close()
+        if self.log.rescue_path is not None and self.log.fault is not None:
+            self._say(f"companion: {self.log.fault.text}")
 
 
 async def serve(config: Config, input_path: str | None = None, *, echo: bool = True) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ from companion.loop import TableLoop
 from companion.rules.state import ASSAULT
 
 SWITCH_INTERVAL_S = 0.001
+VERDICTS_KEPT = 64  # recent verdicts kept for a look (the log holds them all)
 
 
 def prepare_interpreter(config: ArbiterConfig) -> str | None:
@@ -60,7 +62,7 @@ class BuzzerInput:
         self.clock = clock
         self.window = Window()
         self.last_arrival = 0
-        self.verdicts: list[Verdict] = []
+        self.verdicts: deque[Verdict] = deque(maxlen=VERDICTS_KEPT)  # the latest only
         self._timer: asyncio.TimerHandle | None = None
         self.cop_claims_stages = False
         self._claimed: tuple[int, int] = (-1, 0)  # (turn, stage) last claimed by a press

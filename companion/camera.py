@@ -19,8 +19,24 @@ from companion.vision.types import FrameReading
 
 
 class CameraInput:
-    def __init__(self, referee: Referee, source: Any, *, profile_dir: str = "") -> None:
+    def __init__(
+        self,
+        referee: Referee,
+        source: Any,
+        *,
+        profile_dir: str = "",
+        fps: float = 30.0,
+        threads: int | None = 1,
+        nice: int = 10,
+        gate: bool = True,
+        process: bool = True,
+    ) -> None:
         self.referee = referee
+        self.process = process  # the worker in a child process (else a thread here)
+        self.fps = fps
+        self.threads = threads
+        self.nice = nice
+        self.gate = gate
         self.source_spec = source
         self.profile_dir = profile_dir
         self.worker: Any = None
@@ -33,7 +49,7 @@ class CameraInput:
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         from companion.vision.frames import open_source
         from companion.vision.pipeline import Pipeline
-        from companion.vision.worker import VisionWorker
+        from companion.vision.worker import ChangeGate, VisionWorker
 
         profile = None
         if self.profile_dir:
@@ -41,7 +57,27 @@ class CameraInput:
 
             profile = load_profile(self.profile_dir)
             self._dice = getattr(profile, "dice", None)
-        source = open_source(self.source_spec)
+        # A source spec (config/command line), or a FrameSource already made.
+        spec = self.source_spec
+        if self.process:
+            from companion.vision.process import VisionProcess
+
+            self.worker = VisionProcess(
+                spec,
+                loop,
+                self.on_reading,
+                on_camera_gone=self.on_gone,
+                on_frame_error=self.on_frame_error,
+                profile_dir=self.profile_dir,
+                pips=profile is None,
+                max_fps=self.fps,
+                threads=self.threads or 1,
+                nice=self.nice,
+                gate=self.gate,
+            )
+            self.worker.start()
+            return
+        source = spec if hasattr(spec, "read") and hasattr(spec, "open") else open_source(spec)
         self.worker = VisionWorker(
             source,
             loop,
@@ -50,7 +86,10 @@ class CameraInput:
             on_frame_error=self.on_frame_error,
             # With a profile this is a symbol-dice table (Vault Assault): no pip reader.
             pipeline=Pipeline(profile=profile, pips=profile is None),
-            max_fps=15,
+            max_fps=self.fps,
+            threads=self.threads,
+            nice=self.nice,
+            gate=ChangeGate() if self.gate else None,
         )
         self.worker.start()
 

@@ -124,6 +124,8 @@ def _default_log_dir() -> Path:
 @dataclass(frozen=True)
 class LogConfig:
     dir: Path = field(default_factory=_default_log_dir)
+    # Undo steps the referee keeps in memory (0: the whole game).
+    undo_limit: int = 0
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,10 @@ class CameraConfig:
     source: str | int = "none"
     # A calibration profile directory for the symbol dice ("" : pip dice only).
     profile: str = ""
+    fps: float = 30.0  # frames taken a second at most (late frames are dropped)
+    threads: int = 1  # OpenCV/BLAS threads the camera may use
+    nice: int = 10  # how much lower the camera's CPU priority is than the referee's
+    process: bool = True  # the camera in a process of its own (else a thread)
 
 
 @dataclass(frozen=True)
@@ -447,7 +453,10 @@ def config_from_dict(
 
     c = _Checker(source, "log", tables["log"])
     log = LogConfig(
-        dir=c.get("dir", None, lambda v: _path(v, base), "a directory path") or _default_log_dir()
+        dir=c.get("dir", None, lambda v: _path(v, base), "a directory path") or _default_log_dir(),
+        undo_limit=c.get(
+            "undo_limit", 0, _integer(0, 1_000_000), "a whole number of undo steps (0: all)"
+        ),
     )
     c.done()
 
@@ -465,6 +474,10 @@ def config_from_dict(
             lambda v: "" if v == "" else str(_path(v, base)),
             'a calibration profile directory (e.g. "calibration/synthetic") or ""',
         ),
+        fps=c.get("fps", 30.0, _number(1, 120), "a number of frames a second between 1 and 120"),
+        threads=c.get("threads", 1, _integer(1, 64), "a whole number of threads (1-64)"),
+        nice=c.get("nice", 10, _integer(0, 19), "a whole number between 0 and 19"),
+        process=c.get("process", True, _boolean, "true or false"),
     )
     c.done()
 

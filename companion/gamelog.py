@@ -1,5 +1,6 @@
-"""The game log: every accepted event appended and flushed to disk (fsync) before its
-effect is shown, so a game killed at any moment resumes from its log.
+"""The game log: every accepted event appended in order and fsync'd by a writer thread
+that group-commits (the verdict is shown from memory, not after the disk), so a game
+killed at any moment resumes from its log as a prefix of what the table did.
 
 A process killed mid-write can leave a torn last line (no newline, not JSON). Reading
 reports it and skips it; opening the log for appending moves the torn bytes to a
@@ -19,12 +20,19 @@ are read as before.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
 import shutil
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from companion.events import EventFormatError, decode, encode, is_comment
 
@@ -157,19 +165,87 @@ def _chain_problem(out: LogContents, text: str, event: dict[str, Any]) -> str | 
     return None
 
 
-class GameLog:
-    """Append-only JSON Lines writer with fsync on every event."""
+class LogFault(NamedTuple):
+    """What the writer last failed to do; ``text`` is one line for the table."""
 
-    def __init__(self, path: str | os.PathLike[str], fsync: bool = True) -> None:
+    text: str
+    since: float  # time.monotonic() of the first failure in this run of failures
+
+
+class GameLog:
+    """Append-only JSON Lines writer that group-commits off the caller's thread.
+
+    ``append`` only hands the encoded line to a writer thread and returns at once, so the
+    referee shows a verdict from memory without waiting for the disk. The writer takes
+    everything handed to it since its last commit, writes it with one ``os.write`` (on
+    an O_APPEND descriptor) and one ``fsync``, and goes round again: a line is on disk
+    within one commit of the one in progress (``durable_ns`` records each line's time
+    from ``append`` to its fsync). Lines are written in the order appended, so a crash
+    at any moment leaves a prefix of the game (at worst a torn last line, set aside on
+    the next open): a verdict not yet on disk resumes as the race still on.
+
+    Storage faults (disk full, file too large, read-only, the path a directory, EIO)
+    never lose an accepted line: the writer keeps every unwritten byte in memory, sets
+    ``fault`` (one line), calls ``on_change`` (from its thread), retries every
+    ``retry_s`` seconds and, once a write succeeds, writes everything it holds and
+    clears ``fault``. A partial write is continued where it stopped. ``close`` waits up
+    to ``close_timeout_s`` for the writer and makes a last attempt; lines that still
+    cannot be written are saved to ``rescue_path`` (in the temp directory) and named in
+    ``fault``.
+
+    ``background=False`` commits inside ``append`` (the caller waits for the fsync), as
+    scripts and tests that want the old behaviour may choose.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        fsync: bool = True,
+        *,
+        background: bool = True,
+        retry_s: float = 0.5,
+        close_timeout_s: float = 2.0,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.fsync = fsync
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.background = background
+        self.retry_s = retry_s
+        self.close_timeout_s = close_timeout_s
+        self.on_change = on_change
         self.recovered: LogContents = LogContents()
-        if self.path.exists():
-            self.recovered = read_log(self.path)
-            self._repair(self.recovered)
-        self.prev_chain = self.recovered.last_chain
-        self._fh = open(self.path, "ab")  # noqa: SIM115 - held open for the game's life
+        self.fault: LogFault | None = None
+        self.faults_seen = 0  # how many runs of failures there have been
+        self.rescue_path: Path | None = None
+        self.durable_ns: deque[int] = deque(maxlen=100_000)  # append -> fsync done, per line
+        self.lines_written = 0
+        self._pending = bytearray()  # encoded lines not yet (wholly) on disk
+        self._stamps: deque[tuple[int, int]] = deque()  # (end offset in _pending, t_append)
+        self._appended = 0  # bytes handed over in all
+        self._synced = 0  # bytes known to be on disk (fsync'd)
+        self._fd: int | None = None
+        self._cond = threading.Condition()
+        self._commit_lock = threading.Lock()
+        self._closing = False
+        self._closed = False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists():
+                self.recovered = read_log(self.path)
+                self._repair(self.recovered)
+            self._open()
+        except OSError as exc:
+            self._set_fault(exc, "open")
+        self.prev_chain = self.recovered.last_chain  # the checksum chain goes on from here
+        self._thread: threading.Thread | None = None
+        if background:
+            self._thread = threading.Thread(target=self._run, name="gamelog", daemon=True)
+            self._thread.start()
+
+    # ---- opening and repair
+    def _open(self) -> None:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def _repair(self, contents: LogContents) -> None:
         size = self.path.stat().st_size
@@ -206,17 +282,151 @@ class GameLog:
 
     set_aside: Path | None = None  # where a damaged original was copied
 
+    # ---- the caller's side
     def append(self, event: dict[str, Any]) -> None:
-        line = encode_log_line(event, self.prev_chain)
-        self._fh.write(line.encode("utf-8") + b"\n")
-        self.prev_chain = line_chain(line)
-        self._fh.flush()
-        if self.fsync:
-            os.fsync(self._fh.fileno())
+        """Hand one accepted event to the writer (returns at once when background)."""
+        text = encode_log_line(event, self.prev_chain)
+        line = text.encode("utf-8") + b"\n"
+        with self._cond:
+            if self._closed:
+                raise ValueError(f"{self.path}: append to a closed game log")
+            self.prev_chain = line_chain(text)
+            self._pending += line
+            self._appended += len(line)
+            self._stamps.append((self._appended, time.perf_counter_ns()))
+            self._cond.notify()
+        if not self.background:
+            self._commit()
 
+    @property
+    def unwritten_bytes(self) -> int:
+        """Bytes handed over but not yet known to be on disk."""
+        with self._cond:
+            return self._appended - self._synced
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until everything appended so far is on disk (fsync'd); False on timeout
+        (the storage is failing: see ``fault``)."""
+        if not self.background:
+            return self._commit()
+        target = self._appended
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._synced < target:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cond.wait(left if left is not None else 0.1)
+        return True
+
+    # ---- the writer's side
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._closing:
+                    self._cond.wait()
+                if not self._pending and self._closing:
+                    return
+            if not self._commit():
+                with self._cond:
+                    if self._closing:
+                        return
+                    self._cond.wait(self.retry_s)  # a retry, or woken by close
+
+    def _commit(self) -> bool:
+        """Write and fsync everything pending. True when all of it is on disk."""
+        with self._commit_lock:
+            with self._cond:
+                data = bytes(self._pending)
+                end = self._appended
+            if not data:
+                return True
+            written = 0
+            try:
+                self._open()
+                assert self._fd is not None
+                while written < len(data):
+                    n = os.write(self._fd, data[written:])
+                    if n <= 0:
+                        raise OSError(errno.EIO, "write wrote nothing")
+                    written += n
+                if self.fsync:
+                    os.fsync(self._fd)
+            except OSError as exc:
+                with self._cond:
+                    del self._pending[:written]  # what did get written stays written
+                self._set_fault(exc, "write")
+                return False
+            now = time.perf_counter_ns()
+            with self._cond:
+                del self._pending[: len(data)]
+                self._synced = end
+                while self._stamps and self._stamps[0][0] <= end:
+                    _, t0 = self._stamps.popleft()
+                    self.durable_ns.append(now - t0)
+                    self.lines_written += 1
+                self._cond.notify_all()
+            if self.fault is not None:
+                self.fault = None
+                self._changed()
+            return True
+
+    def _set_fault(self, exc: OSError, doing: str) -> None:
+        reason = exc.strerror or type(exc).__name__
+        with self._cond:
+            held = self._appended - self._synced
+        text = f"LOG FAILING: cannot {doing} {self.path}: {reason}; {held} bytes held in memory"
+        if self._fd is not None and isinstance(exc, IsADirectoryError | FileNotFoundError):
+            self._drop_fd()
+        first = self.fault is None
+        self.fault = LogFault(text, self.fault.since if self.fault else time.monotonic())
+        if first:
+            self.faults_seen += 1
+            self._changed()
+
+    def _drop_fd(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
+    def _changed(self) -> None:
+        callback = self.on_change
+        if callback is not None:
+            with contextlib.suppress(Exception):
+                callback()
+
+    # ---- closing
     def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.close()
+        if self._closed:
+            return
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(self.close_timeout_s)
+        with self._cond:
+            self._closed = True
+        if self._pending and not self._commit():
+            self._rescue()
+        self._drop_fd()
+
+    def _rescue(self) -> None:
+        """The storage never came back: save what is held where it can go, and say so."""
+        with self._cond:
+            data = bytes(self._pending)
+        fd, name = tempfile.mkstemp(prefix=f"{self.path.stem}-unsaved-", suffix=".jsonl")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.rescue_path = Path(name)
+        reason = self.fault.text if self.fault else "LOG FAILING"
+        self.fault = LogFault(
+            f"{reason}; on closing, {len(data)} bytes saved to {name}",
+            self.fault.since if self.fault else time.monotonic(),
+        )
+        self._changed()
 
     def __enter__(self) -> GameLog:
         return self

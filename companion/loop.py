@@ -3,8 +3,10 @@ the displays.
 
 Everything that touches the game state runs on one asyncio loop. Inputs that arrive
 on other threads (gpiozero's edge callbacks, later the camera and serial readers)
-hand their events over with `loop.call_soon_threadsafe`. An accepted event is appended
-to the game log and flushed to disk *before* its effect is shown.
+hand their events over with `loop.call_soon_threadsafe`. An accepted event is handed
+to the game log (in order) and its effect shown at once, from memory; the log's writer
+thread fsyncs it within one group commit (companion.gamelog). A storage fault is
+announced on the table ("LOG FAILING") and the game goes on in memory.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from companion.rules.state import GameState
 
 FLASH_SECONDS = 1.2
 TICK_SECONDS = 0.25
+LOG_FAULT_REFLASH_SECONDS = 15.0  # "LOG FAILING" comes back this often while it lasts
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class View:
     messages: tuple[str, ...] = ()
     recent_events: tuple[str, ...] = ()
     camera: str | None = None  # one line on what the camera sees, when there is one
+    flash_serial: int = 0  # counts flashes started: a repeated flash restarts its animation
 
 
 class Display(Protocol):
@@ -127,9 +131,16 @@ class Referee:
         displays: Iterable[Display] = (),
         clock: Callable[[], float] = time.monotonic,
         flash_seconds: float = FLASH_SECONDS,
+        undo_limit: int | None = None,
     ) -> None:
         self.state = state or new_state()
+        self.undo_limit = undo_limit  # undo steps kept (None: the whole game)
+        self.loop: asyncio.AbstractEventLoop | None = None  # set by TableLoop.start
+        self._log: GameLog | None = None
+        self._log_fault_since: float | None = None  # the log fault announced, if any
+        self._log_fault_flashed = 0.0
         self.log = log
+        self.flash_serial = 0
         self.displays = list(displays)
         self.clock = clock
         self.flash_seconds = flash_seconds
@@ -151,12 +162,53 @@ class Referee:
         # A damaged log's offer to the table (ResumeReport.choice()), for the page.
         self.resume_choice: dict[str, Any] | None = None
 
+    # ---- the game log and its faults
+    @property
+    def log(self) -> GameLog | None:
+        return self._log
+
+    @log.setter
+    def log(self, log: GameLog | None) -> None:
+        self._log = log
+        self._log_fault_since = None
+        if log is not None:
+            log.on_change = self._log_changed_threadsafe
+
+    def _log_changed_threadsafe(self) -> None:
+        """From the log's writer thread: look at the log on the loop, now."""
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self.check_log)
+
+    def check_log(self) -> None:
+        """Announce a log fault at once (flash, message) and its end; repeat the flash
+        while it lasts. Runs on the loop (after each event, each tick, and whenever the
+        writer reports a change)."""
+        log = self._log
+        fault = log.fault if log is not None else None
+        if fault is not None:
+            now = self.clock()
+            if self._log_fault_since != fault.since:
+                self._log_fault_since = fault.since
+                self._log_fault_flashed = now
+                # After a verdict showing now, never over it.
+                self.messages.append(f"{fault.text}; refereeing goes on, retrying")
+                self.show_flash("log_failing", queued=True)
+                self.refresh()
+            elif now - self._log_fault_flashed >= LOG_FAULT_REFLASH_SECONDS:
+                self._log_fault_flashed = now
+                self.show_flash("log_failing", queued=True)
+        elif self._log_fault_since is not None:
+            self._log_fault_since = None
+            self.notice("Log writing again: everything held in memory is on disk")
+
     def submit(self, event: dict[str, Any]) -> Result:
         """Judge one event. Never raises: an unexpected exception while judging or
         recording it becomes an announced "internal error: ..." rejection, and one in
         showing it an announced notice; the referee goes on with the next event."""
         try:
-            result = apply(self.state, event)
+            result = apply(self.state, event, self.undo_limit)
         except Exception as exc:  # a bug in the rules must not stop the referee
             result = Result(self.state, self._fault(exc, "judging"), ())
         if result.rejection:
@@ -172,7 +224,7 @@ class Referee:
         else:
             try:
                 if self.log is not None:
-                    self.log.append(event)  # flushed (fsync) before the effect is shown
+                    self.log.append(event)  # in order; fsync'd by the log's writer thread
                 line = encode(event)
             except Exception as exc:  # not recordable: not accepted (nothing unlogged)
                 reason = self._fault(exc, "logging")
@@ -190,6 +242,8 @@ class Referee:
         except Exception as exc:
             self._fault(exc, "announcing")
         self.refresh()
+        if self._log is not None and self._log.fault is not None:
+            self.check_log()
         for listener in self.listeners:
             try:
                 listener(event, result)
@@ -249,6 +303,7 @@ class Referee:
             self.flash_queue.append(name)
             return
         self.flash = name
+        self.flash_serial += 1
         self.flash_until = self.clock() + self.flash_seconds
 
     def notice(self, text: str, flash: str | None = None) -> None:
@@ -260,6 +315,8 @@ class Referee:
 
     def on_tick(self) -> None:
         self.tick += 1
+        if self._log is not None:
+            self.check_log()
         if self.flash and self.clock() >= self.flash_until:
             self.flash = None
             if self.flash_queue:
@@ -275,6 +332,7 @@ class Referee:
             tuple(self.messages),
             tuple(self.recent_events),
             self.camera_status,
+            self.flash_serial,
         )
 
     def refresh(self) -> None:
@@ -361,6 +419,7 @@ class TableLoop:
     # ---- running
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
+        self.referee.loop = self.loop
         self._tasks = [
             asyncio.create_task(self._consume(), name="referee"),
             asyncio.create_task(self._ticker(), name="ticker"),

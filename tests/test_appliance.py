@@ -10,17 +10,11 @@ import time
 from pathlib import Path
 
 from game_builders import ROW5, at_race, new_game, play, stages
+from log_lines import unchained
 
 from companion.appliance import game_finished, live_seats, new_log_path, pick_log
 from companion.cli import main
 from companion.gamelog import GameLog
-
-
-def unchained(line: str) -> dict:
-    """A log line's event without the log's own checksum field."""
-    event = json.loads(line)
-    event.pop("chain", None)
-    return event
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -280,3 +280,14 @@ def test_sound_and_table_sections(tmp_path: Path) -> None:
 )
 def test_sound_and_table_errors_name_the_key(text: str, message: str) -> None:
     assert message in error_of(text)
+
+
+def test_camera_stream_and_undo_keys() -> None:
+    c = parse_config("[camera]\nfps = 15\nthreads = 2\nnice = 0\n[log]\nundo_limit = 50\n")
+    assert (c.camera.fps, c.camera.threads, c.camera.nice) == (15.0, 2, 0)
+    assert c.log.undo_limit == 50
+    d = Config()
+    assert (d.camera.fps, d.camera.threads, d.camera.nice, d.log.undo_limit) == (30.0, 1, 10, 0)
+    assert "camera.fps" in error_of("[camera]\nfps = 0\n")
+    assert "camera.threads" in error_of('[camera]\nthreads = "all"\n')
+    assert "log.undo_limit" in error_of("[log]\nundo_limit = -1\n")

@@ -1,14 +1,9 @@
 import json
 
+from log_lines import unchained
+
 from companion.gamelog import GameLog, read_log
 from companion.loop import resume_state
-
-
-def unchained(line: str) -> dict:
-    """A log line's event without the log's own checksum field."""
-    event = json.loads(line)
-    event.pop("chain", None)
-    return event
 
 NEW = {"type": "new_game", "game": "vault-assault", "players": 2, "names": ["A", "B"]}
 HIDE = {"type": "heist_hide", "row": ["alarm", "dye_pack", "diamond", "alarm", "alarm"]}

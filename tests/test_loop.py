@@ -1,9 +1,9 @@
 import asyncio
-import json
 import threading
 import time
 
 from game_builders import ROW5, new_game
+from log_lines import unchained
 
 from companion.gamelog import GameLog
 from companion.hardware.buttons import SeatButtons
@@ -11,43 +11,32 @@ from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop, resume_state
 
 
-def unchained(line: str) -> dict:
-    """A log line's event without the log's own checksum field."""
-    event = json.loads(line)
-    event.pop("chain", None)
-    return event
-
-
-class LogCheckingDisplay:
-    """Fails if a state change is shown before its event is on disk."""
-
-    def __init__(self, path):
-        self.path = path
-        self.seen = 0
+class RecordingDisplay:
+    def __init__(self):
         self.views = []
 
     def show(self, view):
         self.views.append(view)
-        applied = view.state.events_applied
-        if applied > self.seen:
-            on_disk = [unchained(x) for x in self.path.read_text().splitlines()]
-            accepted = [e for e in on_disk if e["type"] != "rejected"]
-            assert len(accepted) >= applied, "effect shown before its event was logged"
-            self.seen = applied
 
 
-def test_accepted_events_are_logged_before_shown(tmp_path):
+def test_accepted_events_are_shown_at_once_and_on_disk_after_the_group_commit(tmp_path):
+    """The verdict is shown from memory; the log's writer puts every accepted event on
+    disk, in order, within its commit (flush waits for it)."""
     p = tmp_path / "g.jsonl"
-    display = LogCheckingDisplay(p)
+    display = RecordingDisplay()
+    events = (
+        new_game(2),
+        {"type": "heist_hide", "row": ROW5},
+        {"type": "heist_attempt", "flips": [{"seat": 1, "stop": True}]},
+    )
     with GameLog(p) as log:
         ref = Referee(log=log, displays=[display])
-        for ev in (
-            new_game(2),
-            {"type": "heist_hide", "row": ROW5},
-            {"type": "heist_attempt", "flips": [{"seat": 1, "stop": True}]},
-        ):
+        for ev in events:
             assert ref.submit(ev).rejection is None
-    assert display.seen == 3
+        assert [v.state.events_applied for v in display.views] == [1, 2, 3]
+        assert log.flush(timeout=10)
+        assert [unchained(x) for x in p.read_text().splitlines()] == list(events)
+        assert len(log.durable_ns) == 3 and log.unwritten_bytes == 0
 
 
 def test_rejected_input_is_logged_as_a_note_and_replays(tmp_path):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from game_builders import ROW5, at_race, new_game
+from log_lines import unchained
 
 from companion.cli import main
 from companion.events import (
@@ -33,12 +34,6 @@ NEW = json.dumps(new_game(2))
 HIDE = json.dumps({"type": "heist_hide", "row": ROW5})
 STOP = json.dumps({"type": "heist_attempt", "flips": [{"seat": 1, "stop": True}]})
 GO = '{"type":"assault_start"}'
-
-
-def unchained(line: str) -> dict:
-    event = json.loads(line)
-    event.pop("chain", None)
-    return event
 
 
 # ---------------------------------------------------------------- the one gate
@@ -138,10 +133,10 @@ def test_an_exception_in_the_engine_is_an_announced_rejection_and_the_loop_goes_
 ):
     real = engine.apply
 
-    def flaky(state, event):
+    def flaky(state, event, *args):
         if event.get("boom"):
             raise KeyError("boom")
-        return real(state, event)
+        return real(state, event, *args)
 
     import companion.loop as loop_mod
 

@@ -66,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"companion: {exc}", file=sys.stderr)
         return EX_CONFIG
+    from companion.vision.threads import limit_native_threads
+
+    limit_native_threads(config.camera.threads)  # before numpy loads
     from companion.appliance import serve
 
     try:

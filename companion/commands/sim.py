@@ -227,6 +227,8 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if log:
                 log.close()
+                if log.rescue_path is not None and log.fault is not None:
+                    print(f"sim: {log.fault.text}", file=sys.stderr)
             if speaker is not None:
                 speaker.close()  # type: ignore[attr-defined]
         print(json.dumps(summary(referee.state)))
@@ -234,6 +236,10 @@ def run(args: argparse.Namespace) -> int:
     if args.headless:
         print("sim: --headless needs --script FILE", file=sys.stderr)
         return 2
+    if args.camera:
+        from companion.vision.threads import limit_native_threads
+
+        limit_native_threads(1)  # before numpy loads: the camera gets one thread
     from companion.interactive import run_interactive
 
     page = None
@@ -260,6 +266,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if log:
             log.close()
+            if log.rescue_path is not None and log.fault is not None:
+                print(f"sim: {log.fault.text}", file=sys.stderr)
         if speaker is not None:
             speaker.close()  # type: ignore[attr-defined]
         print(f"game log: {path}")

@@ -1,16 +1,20 @@
 """Short flashes for the LED display, as pure functions returning (Frame, duration_ms).
 
-``flash(kind)`` gives the animation for one of :data:`KINDS`: a little picture that
-catches the eye (burst, bars, sweep...) and then the word, big (5x7) when it fits on
+``flash(kind)`` gives the animation for one of :data:`KINDS`. Its first frame is the
+word itself (the verdict is readable the moment it is shown), then a little picture
+that catches the eye (burst, bars, sweep...) and then the word again, big (5x7) when it fits on
 the display, else scrolled through once in 5x7 and then held in the 3x5 font. An
 optional ``detail`` ("SEAT 2", "12US") follows the word. Nothing here sleeps or draws:
 a display driver plays the list (``LedMatrixDisplay.play``) and the event loop may
-interrupt it whenever something newer must be shown.
+interrupt it whenever something newer must be shown. Each animation is built once
+and kept (``flash`` returns the kept frames; ``prebuild()`` builds them all ahead), so
+showing a verdict costs no drawing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 from companion.display.bitfont import FONT_3X5, FONT_5X7, centred_text, render_text
 from companion.display.frame import HEIGHT, WIDTH, Frame
@@ -29,6 +33,7 @@ WORDS = {
 KINDS = tuple(WORDS)
 
 HOLD_MS = 900  # how long the word stays up at the end
+FIRST_WORD_MS = 300  # how long the word stays up first, before the picture
 SCROLL_STEP_MS = 25  # per pixel of scrolling (40 px/s)
 BLINK_MS = 120
 
@@ -157,19 +162,33 @@ _INTROS = {
 def flash(
     kind: str, detail: str | None = None, width: int = WIDTH, height: int = HEIGHT
 ) -> list[Step]:
-    """The animation for a flash ``kind`` (one of KINDS): intro, the word (blinked once
-    for go/bang), then ``detail`` if given. Raises ValueError naming an unknown kind."""
+    """The animation for a flash ``kind`` (one of KINDS): the word (held still, in the
+    font it ends in), the intro picture, the word (blinked once for go/bang), then
+    ``detail`` if given. Raises ValueError naming an unknown kind. Built once per
+    arguments and kept; the list returned is a fresh copy of the kept steps."""
     if kind not in WORDS:
         raise ValueError(f"unknown flash kind {kind!r}; expected one of {', '.join(KINDS)}")
-    steps = _INTROS[kind](width, height)
+    return list(_built(kind, detail, width, height))
+
+
+@lru_cache(maxsize=64)
+def _built(kind: str, detail: str | None, width: int, height: int) -> tuple[Step, ...]:
     text = WORDS[kind]
     shown = word(text, width, height)
+    steps = [(shown[-1][0], FIRST_WORD_MS)]
+    steps += _INTROS[kind](width, height)
     if kind in ("go", "bang"):
         steps += blink(shown[0][0], times=1)
     steps += shown
     if detail:
         steps += word(detail, width, height)
-    return steps
+    return tuple(steps)
+
+
+def prebuild(width: int = WIDTH, height: int = HEIGHT) -> None:
+    """Build every flash's animation now, so the first verdict shown costs no drawing."""
+    for kind in KINDS:
+        _built(kind, None, width, height)
 
 
 def duration_ms(steps: Iterable[Step]) -> int:

@@ -147,10 +147,15 @@ class LedMatrixDisplay:
             self.show(frame)
             sleep(ms / 1000)
 
-    async def play_async(self, steps: Iterable[tuple[Frame, int]]) -> None:
-        """As ``play`` but awaiting between frames; cancel the task to cut it short."""
-        for frame, ms in steps:
-            self.show(frame)
+    async def play_async(
+        self, steps: Iterable[tuple[Frame, int]], *, start_shown: bool = False
+    ) -> None:
+        """As ``play`` but awaiting between frames; cancel the task to cut it short.
+        ``start_shown``: the first frame is already on the device (shown by the caller
+        the moment the flash began); only wait out its duration."""
+        for i, (frame, ms) in enumerate(steps):
+            if i or not start_shown:
+                self.show(frame)
             await asyncio.sleep(ms / 1000)
 
     def close(self) -> None:

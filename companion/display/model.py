@@ -56,6 +56,7 @@ FLASH_WORDS = {
     "stage": "STAGE",
     "stuck": "STUCK!",
     "camera_gone": "NO CAMERA",
+    "log_failing": "LOG FAILING",
 }
 
 PHASE_WORDS = {

@@ -11,8 +11,7 @@ data describing what to show and announce; the engine never does I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from companion.events import MAX_TS_NS, clip
 from companion.rules import definition as d
@@ -64,6 +63,44 @@ class Rejected(Exception):
 
 def new_state() -> GameState:
     return GameState()
+
+
+_T = TypeVar("_T")
+
+
+def replace(obj: _T, **changes: Any) -> _T:
+    """A copy of a frozen state dataclass with some fields changed: one dict copy, not
+    dataclasses.replace's __init__ through the frozen setattr (5x faster; the engine
+    makes several per event). The state classes have no __post_init__ or __slots__."""
+    new = object.__new__(obj.__class__)
+    d = new.__dict__
+    d.update(obj.__dict__)
+    d.update(changes)
+    return new
+
+
+_BLANK_TURN = Turn(cop=0)
+_BLANK_HEIST = Heist(row=(), in_heist=frozenset(), flipped=())
+
+
+def _turn(cop: int) -> Turn:
+    """A fresh turn (a copy of a kept blank one: cheaper than Turn's frozen __init__)."""
+    return replace(_BLANK_TURN, cop=cop)
+
+
+def trim_undo(state: GameState, keep: int) -> GameState:
+    """`state` with at most `keep` undo steps behind it: the older ones are let go. The
+    game position is unchanged (equal states); only the chain of `prev` is rebuilt."""
+    chain = [state]
+    while len(chain) <= keep and chain[-1].prev is not None:
+        chain.append(chain[-1].prev)  # type: ignore[arg-type]
+    if chain[-1].prev is None:
+        return state  # nothing older to let go
+    rebuilt: GameState | None = None
+    for depth, s in enumerate(reversed(chain)):
+        rebuilt = replace(s, prev=rebuilt, undo_depth=depth)
+    assert rebuilt is not None
+    return rebuilt
 
 
 # --------------------------------------------------------------------------- fields
@@ -124,9 +161,7 @@ def _phase(state: GameState, event: Mapping[str, Any], *allowed: str) -> None:
 
 
 def _set_seat(seats: tuple[Seat, ...], seat: int, **changes: Any) -> tuple[Seat, ...]:
-    seats = list(seats)
-    seats[seat] = replace(seats[seat], **changes)
-    return tuple(seats)
+    return (*seats[:seat], replace(seats[seat], **changes), *seats[seat + 1 :])
 
 
 def setup_of(state: GameState) -> d.Setup:
@@ -183,7 +218,7 @@ def _new_game(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[
         players=players,
         seats=seats,
         first_cop=first_cop,
-        turn=Turn(cop=first_cop),
+        turn=_turn(first_cop),
         diamonds_in_box=d.DIAMONDS_IN_BOX,
     )
     return new, [
@@ -206,7 +241,8 @@ def _heist_hide(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, lis
         )
     assert state.turn is not None
     robbers = state.robbers()
-    heist = Heist(
+    heist = replace(
+        _BLANK_HEIST,
         row=tuple(row),
         in_heist=frozenset(robbers),
         flipped=tuple((s, frozenset()) for s in robbers),
@@ -536,7 +572,7 @@ def _end_turn(state: GameState, out: list[Output]) -> tuple[GameState, list[Outp
         )
         return replace(new, phase=GAME_OVER, turn=None), out
     cop = (state.first_cop + played) % state.nseats
-    new = replace(new, phase=HEIST_HIDE, turn=Turn(cop=cop))
+    new = replace(new, phase=HEIST_HIDE, turn=_turn(cop))
     if played % state.nseats == 0:
         out.append(Output("announce", "round", f"Round {current_round(new)} begins"))
     out.append(
@@ -643,10 +679,14 @@ def winners_of(state: GameState) -> tuple[int, ...]:
 # --------------------------------------------------------------------------- apply
 
 
-def apply(state: GameState, event: Any) -> Result:
-    """Apply one event. Pure: the same state and event always give the same result."""
+def apply(state: GameState, event: Any, undo_limit: int | None = None) -> Result:
+    """Apply one event. Pure: the same state and event always give the same result.
+
+    `undo_limit`: how many undo steps the new state keeps (None: the whole game). The
+    chain is trimmed when it grows past twice the limit, so the cost is O(1) an event
+    on average and between `undo_limit` and twice that many steps are kept."""
     try:
-        if not isinstance(event, Mapping):
+        if type(event) is not dict and not isinstance(event, Mapping):
             raise Rejected(f"an event must be a JSON object, got {type(event).__name__}")
         kind = event.get("type")
         if not isinstance(kind, str):
@@ -673,7 +713,15 @@ def apply(state: GameState, event: Any) -> Result:
         if rejection.startswith("buzz: false start"):
             flash = (Output("flash", "false_start", rejection),)
         return Result(state, rejection, flash)
-    new = replace(new, events_applied=state.events_applied + 1, prev=state)
+    if new is state:
+        new = replace(state)
+    # `new` is a fresh object no one else holds yet: finish it in place (no second copy).
+    d = new.__dict__
+    d["events_applied"] = state.events_applied + 1
+    d["prev"] = state
+    d["undo_depth"] = state.undo_depth + 1
+    if undo_limit is not None and d["undo_depth"] > 2 * max(undo_limit, 0):
+        new = trim_undo(new, max(undo_limit, 0))
     return Result(new, None, tuple(outputs))
 
 

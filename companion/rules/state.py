@@ -1,9 +1,11 @@
 """Immutable game state for Vault Assault. Every field is a value: tuples, frozensets,
-ints, strings. The engine makes new states with dataclasses.replace."""
+ints, strings. The engine makes new states with its own `replace` (engine.py: one
+dict copy, no __init__), so nothing here may define __post_init__ or __slots__."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 # Phases of a game, in the order a turn goes through them.
 NO_GAME = "no_game"  # before new_game
@@ -88,6 +90,8 @@ class GameState:
     # The state before the last accepted event, for undo. Not part of equality: two
     # states are equal when the game is in the same position, however it got there.
     prev: GameState | None = field(default=None, compare=False, repr=False)
+    # How many states `prev` reaches (the undo steps held). Not part of equality either.
+    undo_depth: int = field(default=0, compare=False, repr=False)
 
     @property
     def nseats(self) -> int:
@@ -101,5 +105,9 @@ class GameState:
         """Robber seats in the cops' comparison order: clockwise from the cops' left."""
         if self.turn is None:
             return ()
-        n = self.nseats
-        return tuple((self.turn.cop + i) % n for i in range(1, n))
+        return _robbers(len(self.seats), self.turn.cop)
+
+
+@lru_cache(maxsize=64)
+def _robbers(nseats: int, cop: int) -> tuple[int, ...]:
+    return tuple((cop + i) % nseats for i in range(1, nseats))

@@ -158,3 +158,17 @@ def test_word_always_ends_readable_or_scrolled(text: str) -> None:
         assert [f for f, _ in steps[: len(scroll_text(text))]] == [
             f for f, _ in scroll_text(text)
         ]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_first_frame_of_every_flash_is_its_word(kind: str) -> None:
+    steps = flash(kind)
+    assert steps[0][0] == steps[-1][0]  # the word as it is finally held
+    assert steps[0][0].count() > 0 and steps[0][1] >= 200
+
+
+def test_flashes_are_built_once_and_handed_out_as_copies() -> None:
+    a, b = flash("escaped"), flash("escaped")
+    assert a == b and a is not b
+    a.clear()
+    assert flash("escaped") == b

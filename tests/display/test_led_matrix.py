@@ -149,7 +149,7 @@ def test_play_async_can_be_cut_short() -> None:
 
     async def main() -> None:
         task = asyncio.create_task(display.play_async(steps))
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.45)  # past the first frame (the word), inside the intro
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

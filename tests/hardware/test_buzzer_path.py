@@ -16,6 +16,7 @@ import time
 
 import pytest
 from game_builders import ROW5, new_game
+from log_lines import unchained
 
 from companion.buzzers import BuzzerInput
 from companion.cli import main
@@ -24,13 +25,6 @@ from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import SeatButtons
 from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop
-
-
-def unchained(line: str) -> dict:
-    """A log line's event without the log's own checksum field."""
-    event = json.loads(line)
-    event.pop("chain", None)
-    return event
 
 US = 1_000
 MS = 1_000_000

@@ -1,0 +1,122 @@
+"""Benchmark: memory of `companion serve` with the camera on a camera-like source.
+
+    .venv/bin/python benchmarks/serve_memory.py [--seconds 12]
+
+Writes a 1280x720 MJPG video of the game table (16 symbol dice, throws and stillness:
+benchmarks/table_stream.py) to a temporary directory, then runs `companion serve` in a
+subprocess with a config that reads that video as its camera (decoded frame by frame
+by OpenCV, as a USB camera's MJPG is) at 30 fps with the shipped calibration profile,
+mock GPIO, no LED, the game log in the temporary directory. After ``--seconds`` the
+proportional set (PSS: each process's share of the pages, so shared libraries count
+once), the resident set (VmRSS) and its peak (VmHWM) of serve and of its child processes
+(the camera's, multiprocessing's resource tracker) are read from /proc and summed, and
+serve is stopped. The goal is judged on the summed PSS.
+
+Printed beside the goal: serve with camera <= 150 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GOAL_MB = 150.0
+
+
+def write_video(path: Path, frames: int) -> None:
+    import cv2
+    from table_stream import TableStream, render_table
+
+    stream = TableStream(render_table(16, 3, seed=7), render_table(16, 9, seed=70))
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (1280, 720))
+    for i in range(frames):
+        writer.write(stream.image_at(i))
+    writer.release()
+
+
+def status_mb(pid: int) -> dict[str, float]:
+    """VmRSS, VmHWM and Pss (the process's fair share of pages it shares with others:
+    what summing over processes must use, or shared libraries count once per process)."""
+    out = {}
+    for name in ("status", "smaps_rollup"):
+        for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM", "Pss"):
+                out[key] = int(value.split()[0]) / 1024  # kB -> MiB
+    return out
+
+
+def tree(pid: int) -> list[int]:
+    """pid and all its descendants (the camera's process among them)."""
+    out = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            out += tree(int(child))
+    return out
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=12.0)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        video = Path(tmp) / "table.avi"
+        write_video(video, int(30 * (args.seconds + 5)))
+        config = Path(tmp) / "config.toml"
+        config.write_text(
+            f'[display]\ntype = "none"\n[log]\ndir = "{tmp}/logs"\n'
+            f'[camera]\nsource = "{video}"\nprofile = "{REPO / "calibration" / "synthetic"}"\n'
+        )
+        companion = Path(sys.executable).with_name("companion")
+        proc = subprocess.Popen(
+            [str(companion), "serve", "--config", str(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            time.sleep(args.seconds)
+            if proc.poll() is not None:
+                print(f"serve exited early: {proc.stderr.read() if proc.stderr else ''}")
+                return 1
+            pids = tree(proc.pid)
+            each = [status_mb(p) for p in pids]
+            mem = {k: sum(m[k] for m in each) for k in ("VmRSS", "VmHWM", "Pss")}
+            used = [cpu_s(p) for p in pids]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        said = proc.stderr.read().strip().splitlines() if proc.stderr else []
+        for line in said:
+            print(f"  serve: {line}")
+        verdict = "met" if mem["Pss"] <= GOAL_MB else "NOT met"
+        pss_each = ", ".join(f"{m['Pss']:.0f}" for m in each)
+        cpu_each = ", ".join(f"{u:.1f}" for u in used)
+        print(
+            f"serve with camera (1280x720 MJPG at 30 fps, 16 dice, {args.seconds:g} s): "
+            f"PSS {mem['Pss']:.0f} MiB (goal: <= {GOAL_MB:g} MB: {verdict}) over its "
+            f"{len(pids)} processes ({pss_each} MiB); RSS summed {mem['VmRSS']:.0f} MiB, "
+            f"peaks summed {mem['VmHWM']:.0f} MiB; CPU used {cpu_each} s"
+        )
+    print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

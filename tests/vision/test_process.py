@@ -1,0 +1,93 @@
+"""The camera in a process of its own: readings reach the loop's thread over a pipe; a
+camera that will not open, or a camera process that dies, is "camera gone"."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+
+import cv2
+import numpy as np
+
+from companion.vision.frames import CameraGone, SourceError
+from companion.vision.process import VisionProcess
+from companion.vision.synthetic import pip_dice_specs, render_scene
+
+
+def folder_of_dice(tmp_path, frames=8):
+    folder = tmp_path / "shots"
+    folder.mkdir()
+    image, _ = render_scene(1, pip_dice_specs(2), width=1280, height=720)
+    for i in range(frames):
+        cv2.imwrite(str(folder / f"{i:02d}.png"), image)  # a still table
+    return folder
+
+
+def run(spec, *, until_gone=False, kill=False, **kw):
+    async def main():
+        got, gone, threads = [], [], set()
+        done = asyncio.Event()
+
+        def on_reading(reading):
+            threads.add(threading.get_ident())
+            got.append(reading)
+            if kill and proc.running:
+                os.kill(proc._proc.pid, signal.SIGKILL)
+
+        def on_gone(exc):
+            threads.add(threading.get_ident())
+            gone.append(exc)
+            done.set()
+
+        proc = VisionProcess(
+            spec,
+            asyncio.get_running_loop(),
+            on_reading,
+            on_camera_gone=on_gone,
+            on_end=done.set,
+            stats_every_s=0.05,
+            **kw,
+        )
+        proc.start()
+        await asyncio.wait_for(done.wait(), 60)
+        await proc.aclose()
+        return proc, got, gone, threads
+
+    return asyncio.run(main())
+
+
+def test_readings_come_back_to_the_loop_thread(tmp_path):
+    proc, got, gone, threads = run(str(folder_of_dice(tmp_path)), every_frame=True)
+    assert gone == [] and proc.status == "ended"
+    assert threads == {threading.get_ident()}
+    assert [r.frame_index for r in got] == list(range(8))
+    assert got[-1].mat_found and len(got[-1].dice) == 2  # settled by the last frame
+    assert proc.frames == 8 and proc.detections + proc.reused == 8 and proc.cpu_ms > 0
+    assert not proc.running
+
+
+def test_a_camera_that_will_not_open_is_gone(tmp_path):
+    proc, got, gone, _ = run(str(tmp_path / "missing.avi"))
+    assert len(gone) == 1 and isinstance(gone[0], SourceError) and "missing.avi" in str(gone[0])
+    assert proc.status == "camera gone"
+
+
+def test_a_camera_process_that_dies_is_gone(tmp_path):
+    folder = folder_of_dice(tmp_path, frames=60)
+    proc, got, gone, _ = run(str(folder), every_frame=True, max_fps=20, kill=True)
+    assert len(got) >= 1
+    assert len(gone) == 1 and isinstance(gone[0], CameraGone)
+    assert "ended unexpectedly" in str(gone[0])
+
+
+def test_the_child_holds_its_threads_and_priority(tmp_path):
+    """What the child runs with, as it reports it: a lower priority than ours, BLAS and
+    OpenCV held to the threads given, a process other than ours."""
+    proc, got, gone, _ = run(str(folder_of_dice(tmp_path, frames=3)), nice=5, threads=1)
+    assert gone == [] and proc.frames == 3 and np.isfinite(proc.cpu_ms)
+    info = proc.child_info
+    assert info["pid"] != os.getpid()
+    assert info["nice"] == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)
+    assert info["blas_threads"] == "1" and info["opencv_threads"] == 1
