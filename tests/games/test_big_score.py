@@ -110,6 +110,18 @@ def test_never_flee_with_no_cops_advice_and_the_busting_round():
     assert s.players[1].status == "busted" and s.players[1].vault == ()
 
 
+def test_the_choosing_window_closing_means_rob():
+    s = new(3)
+    s = run(s, {"type": "choose", "seat": 1, "flee": True})  # a press: flee
+    r = e.apply(s, {"type": "reveal", "tokens": ["gold", None, "key"]})
+    assert "still choosing" in r.rejection
+    s = run(s, {"type": "close_choices"})
+    assert [p.flee for p in s.players] == [False, True, False]
+    assert "already" in e.apply(s, {"type": "close_choices"}).rejection
+    s = run(s, {"type": "reveal", "tokens": ["gold", None, "key"]})
+    assert s.players[1].status == "fled" and s.queue == (0, 2)
+
+
 def test_trade_order_marker_passing_skips_fled_players():
     s = new(4)
     s = choose_all(s)

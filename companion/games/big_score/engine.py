@@ -8,6 +8,8 @@ Events (one JSON object a line):
   "first_player":seat (optional: else the fewest Act I payout tokens; a tie needs it)}
 - `choose` {"seat":s,"flee":true|false}: one player's secret Rob/Flee choice (a press in
   the choosing window means Flee; the window closing unpressed sends flee false).
+- `close_choices` {}: the choosing window closed; every player in the vault who has not
+  chosen robs.
 - `reveal` {"tokens":[token or null per seat], "driver":{"seat":s,"tokens":[t,t]},
   "grease":{"seat":s,"token":t}}: all open their fists; robbers' drawn tokens by seat
   (null for a seat that fled or is out). driver/grease are optional ability uses.
@@ -193,6 +195,20 @@ def _choose(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState,
     if not waiting:
         outs.append(Output("announce", "reveal", "Everyone has chosen: open your fists!"))
     return new, outs
+
+
+def _close_choices(state: BigScoreState, ev: Mapping[str, Any]
+                   ) -> tuple[BigScoreState, list[Output]]:
+    """The choosing window closes: everyone still in the vault who has not pressed robs."""
+    _phase(state, ev, CHOOSE)
+    waiting = [s for s in state.in_vault() if state.players[s].flee is None]
+    if not waiting:
+        raise Rejected("close_choices: everyone has chosen already")
+    players = state.players
+    for seat in waiting:
+        players = _set(players, seat, flee=False)
+    return replace(state, players=players), [
+        Output("announce", "reveal", "Everyone has chosen: open your fists!")]
 
 
 def _reveal(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState, list[Output]]:
@@ -400,6 +416,7 @@ def _muscle(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState,
 HANDLERS: dict[str, Handler] = {
     "new_game": _new_game,
     "choose": _choose,
+    "close_choices": _close_choices,
     "reveal": _reveal,
     "trade": _trade,
     "pass": _pass,

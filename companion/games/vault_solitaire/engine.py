@@ -300,3 +300,8 @@ def legal_marks(state: SolitaireState) -> list[dict[str, Any]]:
                 out.append({"type": "mark", "cell": d.cell_name(*rc), "dice": dice,
                             "skimmers": sk})
     return out
+
+
+def markable_cells(state: SolitaireState) -> list[str]:
+    """The squares these dice (and powered skimmers) can mark now, for the board view."""
+    return sorted({ev["cell"] for ev in legal_marks(state)})
