@@ -147,7 +147,8 @@ def suggest(state: SolitaireState, dice: list[int] | None = None) -> Suggestion:
     if cells:
         parts.append("mark " + ", ".join(cells))
     if gained:
-        parts.append("cracks " + ", ".join(gained) + f" ({sum(d.GEMS[g] for g in gained)} gems)")
+        gems = sum(d.GEMS[g] for g in gained)
+        parts.append("cracks " + ", ".join(gained) + f" ({gems} gem{'s' * (gems != 1)})")
     if powered:
         parts.append(f"skimmer {powered[0]} +{powered[1]}")
     if not parts:
