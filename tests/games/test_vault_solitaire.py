@@ -164,8 +164,13 @@ def test_helper_beats_greedy_on_a_few_seeded_games():
         s = e.apply(e.new_state(), NEW).state
         while s.phase != GAME_OVER:
             s = e.apply(s, {"type": "roll", "dice": [rng.randint(1, 6) for _ in range(5)]}).state
-            for ev in player(s):
-                s = e.apply(s, ev).state
+            while s.phase == PLAY:
+                for ev in player(s):
+                    if ev["type"] == "reroll":  # the helper leaves the new values to the dice
+                        ev = {**ev, "values": [rng.randint(1, 6) for _ in ev["dice"]]}
+                    r = e.apply(s, ev)
+                    assert r.rejection is None, r.rejection
+                    s = r.state
         return e.score(s)
 
     helper = sum(play(lambda s: suggest(s).events, g) for g in range(5))
@@ -209,3 +214,20 @@ def test_invariants_over_random_play(draws):
             bad = e.apply(s, {"type": "mark", "cell": "b1", "dice": [0]})
             assert bad.state is s and bad.rejection
     assert summary(s)["score"] == e.score(s)
+
+
+def test_helper_may_ask_for_a_reroll_of_the_dice_it_would_waste():
+    everything_but_c1 = frozenset(e.OPEN_CELLS) - {d.parse_cell("c1")}
+    s = rolled([6, 1, 1, 1, 1], marked=everything_but_c1)
+    sug = suggest(s, reroll_leftovers=1)
+    assert sug.events[0] == {"type": "mark", "cell": "c1", "dice": [0], "skimmers": []}
+    last = sug.events[-1]
+    assert last["type"] == "reroll" and "values" not in last and "re-roll 1 of 3" in sug.reason
+    for ev in sug.events[:-1]:
+        s = e.apply(s, ev).state
+    s = e.apply(s, {**last, "values": [6] * len(last["dice"])}).state
+    assert s.rerolls_used == 1 and s.phase == PLAY and s.dice == (6, 6, 6, 6, 6)
+    # Out of re-rolls, the helper plays on without asking.
+    from dataclasses import replace
+    s = replace(s, rerolls_used=3)
+    assert all(ev["type"] != "reroll" for ev in suggest(s, reroll_leftovers=1).events)
