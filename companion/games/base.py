@@ -1,0 +1,121 @@
+"""What every game's reducer shares: the Result/Output types of `companion.rules.engine`
+(game-agnostic named tuples), field readers that reject bad input with one line, and the
+`apply` wrapper that keeps the previous state for an exact undo.
+
+A game's state is a frozen dataclass with two bookkeeping fields, `events_applied` and
+`prev` (the state before the last accepted event, excluded from equality), exactly as
+`companion.rules.state.GameState` keeps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from companion.rules.engine import Output, Result
+
+__all__ = ["Output", "Result", "Rejected", "NOTE_TYPES", "run", "field", "whole", "boolean",
+           "names_of"]
+
+# Log lines that never change a game (the loop records rejected input as `rejected`).
+NOTE_TYPES = frozenset({"rejected", "note"})
+
+# No count or number a table can enter is anywhere near this; bigger is garbage.
+MAX_WHOLE = 10**6
+
+S = TypeVar("S")
+Handler = Callable[[Any, Mapping[str, Any]], tuple[Any, list[Output]]]
+
+
+class Rejected(Exception):
+    """Raised inside handlers; `run` turns it into a one-line rejection."""
+
+
+def field(event: Mapping[str, Any], key: str) -> Any:
+    if key not in event:
+        raise Rejected(f"{event.get('type')}: missing field '{key}'")
+    return event[key]
+
+
+def whole(event: Mapping[str, Any], key: str, lo: int | None = None, hi: int | None = None,
+          default: int | None = None) -> int:
+    if default is not None and key not in event:
+        return default
+    value = field(event, key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Rejected(f"{event['type']}: '{key}' must be a whole number, got {_short(value)}")
+    lo_ = -MAX_WHOLE if lo is None else lo
+    hi_ = MAX_WHOLE if hi is None else hi
+    if value < lo_ or value > hi_:
+        span = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        raise Rejected(f"{event['type']}: '{key}' must be {span}, got {_short(value)}")
+    return value
+
+
+def boolean(event: Mapping[str, Any], key: str) -> bool:
+    value = field(event, key)
+    if not isinstance(value, bool):
+        raise Rejected(f"{event['type']}: '{key}' must be true or false, got {_short(value)}")
+    return value
+
+
+def names_of(event: Mapping[str, Any], count: int | tuple[int, int]) -> tuple[str, ...]:
+    lo, hi = (count, count) if isinstance(count, int) else count
+    names = field(event, "names")
+    if (
+        not isinstance(names, list)
+        or not lo <= len(names) <= hi
+        or not all(isinstance(n, str) and n.strip() and len(n) <= 40 for n in names)
+    ):
+        want = f"{lo}" if lo == hi else f"{lo}-{hi}"
+        raise Rejected(f"new_game: 'names' must list {want} non-empty names (up to 40 "
+                       f"characters), got {_short(names)}")
+    return tuple(n.strip() for n in names)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def run(state: S, event: Any, handlers: Mapping[str, Handler]) -> Result:
+    """Apply one event with `handlers` (keyed by event type): notes change nothing, `undo`
+    returns the kept previous state, anything refused returns the same state object and
+    one line saying why."""
+    try:
+        if not isinstance(event, Mapping):
+            raise Rejected(f"an event must be a JSON object, got {type(event).__name__}")
+        kind = event.get("type")
+        if not isinstance(kind, str):
+            raise Rejected("event has no 'type'")
+        if "ts_ns" in event:
+            ts = event["ts_ns"]
+            if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
+                raise Rejected(f"{kind}: 'ts_ns' must be a non-negative whole number")
+        if kind in NOTE_TYPES:
+            return Result(state, None, ())  # type: ignore[arg-type]
+        if kind == "undo":
+            prev = getattr(state, "prev", None)
+            if prev is None:
+                raise Rejected("undo: nothing to undo")
+            return Result(prev, None, (Output("announce", "undo", "Undone"),))
+        handler = handlers.get(kind)
+        if handler is None:
+            raise Rejected(f"unknown event type {_short(kind)}")
+        new, outputs = handler(state, event)
+    except Rejected as exc:
+        text = str(exc).splitlines()[0] if str(exc) else "rejected"
+        return Result(state, text, ())  # type: ignore[arg-type]
+    new = replace(new, events_applied=state.events_applied + 1, prev=state)  # type: ignore
+    return Result(new, None, tuple(outputs))
+
+
+def replay(apply: Callable[[Any, Any], Result], state: Any, events: list[Any]) -> Any:
+    """Apply every event, raising ValueError on the first rejection."""
+    for i, ev in enumerate(events, 1):
+        result = apply(state, ev)
+        if result.rejection:
+            raise ValueError(f"event {i}: {result.rejection}")
+        state = result.state
+    return state

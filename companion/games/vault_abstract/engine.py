@@ -1,0 +1,232 @@
+"""The Vault (abstract) referee as a pure reducer:
+
+    apply(state, event) -> Result(state, rejection, outputs)
+
+Events: `new_game` {"game":"vault-abstract","players":2,"names":[White, Black]},
+`move` {"from":"c1","to":"a3"} (a walk or a jump; the jumped-over pawn is the one
+halfway), `resign` {"seat":n}, `draw` {} (agreed), `undo`, and the notes
+`rejected`/`note`. Seat 0 is White and moves first.
+
+Game end, checked at the start of each turn: the player to move wins with a pawn on the
+far rank; otherwise with no legal move they lose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from companion.games import base
+from companion.games.base import Output, Rejected, Result
+from companion.games.vault_abstract import definition as d
+from companion.games.vault_abstract.state import GAME_OVER, NO_GAME, PLAYING, AbstractState
+
+N = d.SIZE
+
+
+def new_state() -> AbstractState:
+    return AbstractState()
+
+
+def start_position() -> tuple[frozenset[int], frozenset[int]]:
+    home_w, home_b = d.HOME_RANK
+    return (
+        frozenset(home_w * N + f for f in range(N)),
+        frozenset(home_b * N + f for f in range(N)),
+    )
+
+
+# --------------------------------------------------------------------------- moves
+
+
+def _walks(own: frozenset[int], other: frozenset[int], p: int) -> list[int]:
+    r, f = divmod(p, N)
+    out = []
+    for dr in (-1, 0, 1):
+        for df in (-1, 0, 1):
+            if dr == 0 and df == 0:
+                continue
+            rr, ff = r + dr, f + df
+            if 0 <= rr < N and 0 <= ff < N:
+                q = rr * N + ff
+                if q not in own and q not in other:
+                    out.append(q)
+    return out
+
+
+def _jumps(own: frozenset[int], p: int) -> list[int]:
+    r, f = divmod(p, N)
+    out = []
+    for q in own:
+        if q == p:
+            continue
+        qr, qf = divmod(q, N)
+        rr, ff = 2 * qr - r, 2 * qf - f
+        if 0 <= rr < N and 0 <= ff < N:
+            t = rr * N + ff
+            if t not in own:
+                out.append(t)
+    return out
+
+
+def destinations(pawns: tuple[frozenset[int], frozenset[int]], seat: int, p: int) -> list[int]:
+    """Cells the pawn on `p` (of `seat`) may move to: walks then jumps, ascending."""
+    own, other = pawns[seat], pawns[1 - seat]
+    if p not in own:
+        return []
+    return sorted(set(_walks(own, other, p)) | set(_jumps(own, p)))
+
+
+def moves_of(pawns: tuple[frozenset[int], frozenset[int]], seat: int) -> list[tuple[int, int]]:
+    return [(p, t) for p in sorted(pawns[seat]) for t in destinations(pawns, seat, p)]
+
+
+def move_pawns(
+    pawns: tuple[frozenset[int], frozenset[int]], seat: int, frm: int, to: int
+) -> tuple[frozenset[int], frozenset[int]]:
+    own = (pawns[seat] - {frm}) | {to}
+    other = pawns[1 - seat] - {to}
+    return (own, other) if seat == 0 else (other, own)
+
+
+def on_far_rank(pawns: tuple[frozenset[int], frozenset[int]], seat: int) -> bool:
+    far = d.FAR_RANK[seat]
+    return any(p // N == far for p in pawns[seat])
+
+
+def legal_moves(state: AbstractState) -> list[tuple[str, str]]:
+    """Every legal move of the player to move, as (from, to) cell names; [] once over."""
+    if state.phase != PLAYING:
+        return []
+    return [(d.cell_name(p), d.cell_name(t)) for p, t in moves_of(state.pawns, state.to_move)]
+
+
+def legal_destinations(state: AbstractState, cell: str) -> list[str]:
+    """Where the pawn on `cell` may go now (empty if it is not the mover's pawn)."""
+    p = d.parse_cell(cell)
+    if state.phase != PLAYING or p is None:
+        return []
+    return [d.cell_name(t) for t in destinations(state.pawns, state.to_move, p)]
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+def _name(state: AbstractState, seat: int) -> str:
+    return f"{state.names[seat]} ({d.COLOURS[seat]})"
+
+
+def _playing(state: AbstractState, ev: Mapping[str, Any]) -> None:
+    if state.phase == NO_GAME:
+        raise Rejected(f"{ev['type']}: not allowed now: no game has started (send new_game "
+                       "first)")
+    if state.phase == GAME_OVER:
+        raise Rejected(f"{ev['type']}: not allowed now: the game is over")
+
+
+def _new_game(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractState, list[Output]]:
+    if state.phase != NO_GAME:
+        raise Rejected("new_game: a game is already under way in this log (start a new log)")
+    game = base.field(ev, "game")
+    if game != d.GAME_ID:
+        raise Rejected(f"new_game: unknown game {game!r} (this referee plays {d.GAME_ID!r})")
+    base.whole(ev, "players", d.PLAYERS, d.PLAYERS)
+    names = base.names_of(ev, d.PLAYERS)
+    new = AbstractState(phase=PLAYING, names=names, pawns=start_position())
+    return new, [
+        Output("announce", "new_game", f"New game of Vault: {names[0]} (White) against "
+               f"{names[1]} (Black)"),
+        Output("announce", "turn", f"{_name(new, 0)} to move", 0),
+    ]
+
+
+def _start_of_turn(state: AbstractState) -> tuple[AbstractState, list[Output]]:
+    """The checks made at the start of the turn of the player to move."""
+    seat = state.to_move
+    if on_far_rank(state.pawns, seat):
+        return replace(state, phase=GAME_OVER, winner=seat, end="far rank"), [
+            Output("flash", "win", f"{_name(state, seat)} wins: a pawn on the far rank", seat),
+        ]
+    if not moves_of(state.pawns, seat):
+        winner = 1 - seat
+        return replace(state, phase=GAME_OVER, winner=winner, end="no legal move"), [
+            Output("flash", "win", f"{_name(state, winner)} wins: {_name(state, seat)} has no "
+                   "legal move", winner),
+        ]
+    return state, [Output("announce", "turn", f"{_name(state, seat)} to move", seat)]
+
+
+def _move(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractState, list[Output]]:
+    _playing(state, ev)
+    names = []
+    for key in ("from", "to"):
+        raw = base.field(ev, key)
+        cell = d.parse_cell(raw)
+        if cell is None:
+            raise Rejected(f"move: '{key}' must be a cell a1-j10, got {base._short(raw)}")
+        names.append(cell)
+    frm, to = names
+    seat = state.to_move
+    own, other = state.pawns[seat], state.pawns[1 - seat]
+    fn, tn = d.cell_name(frm), d.cell_name(to)
+    if frm not in own:
+        whose = f"{d.COLOURS[1 - seat]}'s pawn" if frm in other else "empty"
+        raise Rejected(f"move: {fn} is {whose}; {_name(state, seat)} moves a "
+                       f"{d.COLOURS[seat]} pawn")
+    if to in own:
+        raise Rejected(f"move: {tn} holds your own pawn")
+    fr, ff = divmod(frm, N)
+    tr, tf = divmod(to, N)
+    dr, df = tr - fr, tf - ff
+    captured = False
+    if max(abs(dr), abs(df)) == 1:
+        if to in other:
+            raise Rejected(f"move: a walk must end on an empty cell ({tn} holds "
+                           f"{d.COLOURS[1 - seat]}'s pawn; captures are by jumping only)")
+        kind = "walks"
+    else:
+        if dr % 2 or df % 2:
+            raise Rejected(f"move: {fn}-{tn} is neither a walk (one step) nor a jump (no cell "
+                           "lies halfway)")
+        mid = (fr + dr // 2) * N + ff + df // 2
+        if mid not in own:
+            raise Rejected(f"move: {fn}-{tn} jumps over {d.cell_name(mid)}, which holds no "
+                           f"{d.COLOURS[seat]} pawn")
+        captured = to in other
+        kind = f"jumps over {d.cell_name(mid)}"
+    pawns = move_pawns(state.pawns, seat, frm, to)
+    moved = replace(state, pawns=pawns, to_move=1 - seat, moves=state.moves + ((fn, tn),))
+    text = f"{_name(state, seat)} {kind}: {fn}-{tn}" + (" and captures" if captured else "")
+    outs = [Output("flash", "capture" if captured else "move", text, seat)]
+    after, more = _start_of_turn(moved)
+    return after, outs + more
+
+
+def _resign(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractState, list[Output]]:
+    _playing(state, ev)
+    seat = base.whole(ev, "seat", 0, 1)
+    return replace(state, phase=GAME_OVER, winner=1 - seat, end="resigned"), [
+        Output("flash", "win", f"{_name(state, seat)} resigns: {_name(state, 1 - seat)} wins",
+               1 - seat)
+    ]
+
+
+def _draw(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractState, list[Output]]:
+    _playing(state, ev)
+    return replace(state, phase=GAME_OVER, winner=None, end="draw"), [
+        Output("announce", "draw", "Draw agreed")
+    ]
+
+
+HANDLERS = {"new_game": _new_game, "move": _move, "resign": _resign, "draw": _draw}
+EVENT_TYPES = frozenset(HANDLERS) | {"undo"} | base.NOTE_TYPES
+
+
+def apply(state: AbstractState, event: Any) -> Result:
+    """Apply one event. Pure: the same state and event always give the same result."""
+    return base.run(state, event, HANDLERS)
+
+
+def replay(events: list[Any], state: AbstractState | None = None) -> AbstractState:
+    return base.replay(apply, state or new_state(), events)
