@@ -2,8 +2,9 @@
 [--profile DIR]`: score the die reader on any labelled photo set (manifest format:
 ../shared/datasets/dice-photos/README.md).
 
-The reader is the learned one (companion/data/models; the classical pip counter when
-the model is not installed) unless ``--reader pips`` asks for the classical one.
+The reader is the classical pip counter unless ``--reader learned`` asks for the learned
+detector + classifier (companion/data/models; it does not beat the classical one on
+every set yet: see README "The learned die reader").
 ``--profile DIR`` reads the faces by few-shot calibration
 (``companion calibrate --from-manifest``): nearest face prototype, no pip counting.
 
@@ -131,13 +132,9 @@ def _reader_for(args: argparse.Namespace) -> tuple[Callable, str]:
 
         protos = load_fewshot(args.profile)
         return FewShotReader(protos, model_dir=args.model), f"few-shot profile {args.profile}"
-    from companion.vision.learned import MODEL_DIR, LearnedReader
+    from companion.vision.learned import LearnedReader
 
-    choice = getattr(args, "reader", "auto")
-    if choice == "auto":
-        model = Path(args.model) if args.model else MODEL_DIR
-        choice = "learned" if (model / "detector.onnx").is_file() else "pips"
-    if choice == "pips":
+    if getattr(args, "reader", "pips") == "pips":
         from companion.vision.pips import read_pip_dice
 
         return read_pip_dice, "pip dice (classical pip reader)"
@@ -158,9 +155,9 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="also write every predicted die as CSV image,face,x0,y0,x1,y1,confidence",
     )
-    parser.add_argument("--reader", choices=("auto", "learned", "pips"), default="auto",
-                        help="learned detector+classifier, or the classical pip counter "
-                             "(default auto: learned when its model is installed)")
+    parser.add_argument("--reader", choices=("pips", "learned"), default="pips",
+                        help="the classical pip counter (default) or the learned "
+                             "detector+classifier (companion/data/models)")
     parser.add_argument("--model", metavar="DIR", default=None,
                         help="learned model folder (default: companion/data/models)")
     parser.add_argument("--profile", metavar="DIR", default=None,

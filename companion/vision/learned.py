@@ -169,7 +169,7 @@ def learned_reader(model_dir: str | Path | None = None) -> Callable[[np.ndarray]
 
 
 def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
-                    max_wrong: float = 0.003, sizes: tuple[int, ...] = (416, 512, 640)) -> dict:
+                    wrong_cost: float = 10.0, sizes: tuple[int, ...] = (416, 512, 640)) -> dict:
     """Pick the detector and face thresholds on the validation splits only."""
     from companion.vision import dice_photos
     from companion.vision.evaluate import PredictedDie, score_image, summarise
@@ -201,9 +201,9 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     scores.append(score_image(preds, dice))
                     faces.extend(d.face for d in dice)
                 s = summarise(scores, [], faces)
-                ok = s.wrong_share <= max_wrong
-                # smaller input wins ties (speed)
-                key = (ok, round(s.end_to_end if ok else -s.wrong_share, 3), s.precision, -size)
+                # a confidently wrong face costs ``wrong_cost`` right ones; smaller input
+                # wins ties (speed)
+                key = (round(s.end_to_end - wrong_cost * s.wrong_share, 3), s.precision, -size)
                 if best is None or key > best[0]:
                     best = (key, dt, ft, s, size)
         log(f"val at det_size {size}: best so far det {best[1]} face {best[2]} size "

@@ -1,8 +1,7 @@
 """The camera pipeline: one frame in, every die on the mat out.
 
 ``read_frame(image)`` is the pure core: find the mat (ArUco corners), read the pip
-dice (the learned reader, ``companion.vision.learned``, no calibration needed; the
-classical ``companion.vision.pips`` when the model is missing) and, given a calibration
+dice (``companion.vision.pips``, no calibration needed) and, given a calibration
 profile, the symbol dice in the mat's top-down view (``companion.vision.symbols``).
 Every DieReading it returns is in frame pixels, with ``mat_xy`` in mat millimetres
 when the mat was found. Dice on the corner markers or off the mat are dropped then
@@ -34,13 +33,6 @@ DieReader = Callable[..., list[DieReading]]
 
 
 def _pip_reader() -> DieReader:
-    """The learned die reader (companion/data/models) when its model is there, else the
-    classical pip counter."""
-    from companion.vision.learned import default_reader
-
-    reader = default_reader()
-    if reader is not None:
-        return reader
     from companion.vision.pips import read_pip_dice
 
     return read_pip_dice

@@ -336,8 +336,8 @@ PARTS = ("det", "cls", "tune")
 
 
 def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
-          det_steps: int = 1200, cls_steps: int = 2000, rendered: int = 1200,
-          threads: int = 2, parts: tuple[str, ...] = PARTS, log=print) -> Path:
+          det_steps: int = 1200, cls_steps: int = 5000, rendered: int = 1200,
+          threads: int = 1, parts: tuple[str, ...] = PARTS, log=print) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls``, then
     ``--part tune``) and give the same model as one run."""
@@ -358,7 +358,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         log(f"detector exported to {out} ({time.time() - t0:.0f}s)")
     if "cls" in parts:
         torch.manual_seed(seed + 1)
-        cls = train_classifier([real, ren], [0.6, 0.4], cls_steps, 96, seed, log)
+        cls = train_classifier([real, ren], [0.75, 0.25], cls_steps, 96, seed, log)
         _export_cls(cls, out)
         torch.save(cls.state_dict(), out / "classifier.pt")
         log(f"classifier exported to {out} ({time.time() - t0:.0f}s)")
