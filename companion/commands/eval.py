@@ -104,10 +104,13 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # a missing/broken model or profile: one line
         error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return 2
-    result = evaluate_manifest(manifest, reader=reader, on_error=error)
+    held: list[str] = []  # per-photo errors, shown unless every photo failed
+    result = evaluate_manifest(manifest, reader=reader, on_error=held.append)
     if result.unreadable and len(result.unreadable) == len(manifest):
-        error(f"none of the {len(manifest)} images could be read (first: {manifest[0].path})")
+        error(f"none of the {len(manifest)} images could be read (first: {held[0]})")
         return 1
+    for msg in held:
+        error(msg)
     if result.unreadable:
         error(f"{len(result.unreadable)} unreadable image(s) skipped")
     if args.predictions:

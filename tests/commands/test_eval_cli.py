@@ -139,8 +139,9 @@ def test_every_image_missing_exits_1_with_one_line(tmp_path, capsys):
     assert main(["eval", str(manifest), "--json"]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
-    last = captured.err.strip().splitlines()[-1]
-    assert last.startswith("companion eval: none of the 2 images could be read")
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("companion eval: none of the 2 images could be "
+                                               "read (first: ") and "none1.jpg" in err[0]
 
 
 def test_learned_reader_selectable(tmp_path, capsys):
