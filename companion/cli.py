@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "companion.commands.watch",
     "companion.commands.calibrate",
     "companion.commands.eval",
+    "companion.commands.train",
 ]
 
 

@@ -41,7 +41,32 @@ def register(subparsers: Any) -> None:
     p.add_argument("--no-mat", action="store_true", help="do not write the printable mat")
     p.add_argument("--print-mat-only", action="store_true",
                    help="write the printable mat and stop")
+    p.add_argument("--from-manifest", metavar="LABELS.csv", default=None,
+                   help="few-shot: learn each face from labelled photos (image,face,x0,y0,x1,y1) "
+                        "instead of the camera; writes prototypes.json under --out")
+    p.add_argument("--shots", type=int, default=10,
+                   help="with --from-manifest: labelled dice per face to learn from (default: 10)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="with --from-manifest: which dice to draw (default: 0)")
     p.set_defaults(func=run)
+
+
+def run_from_manifest(args: argparse.Namespace) -> int:
+    """Few-shot calibration from a labelled manifest: face prototypes, no camera."""
+    from companion.vision.evaluate import ManifestError, load_manifest
+    from companion.vision.fewshot import FewShotError, build_prototypes, save_fewshot
+    from companion.vision.learned import ModelMissing
+
+    try:
+        manifest = load_manifest(args.from_manifest)
+        data = build_prototypes(manifest, args.shots, seed=args.seed)
+        path = save_fewshot(data, args.out, args.name)
+    except (ManifestError, FewShotError, ModelMissing, OSError) as exc:
+        print(f"companion calibrate: {exc}", file=sys.stderr)
+        return 1 if not isinstance(exc, FewShotError) else 2
+    counts = ", ".join(f"{f}:{len(v)}" for f, v in sorted(data["shot_images"].items()))
+    print(f"few-shot profile: {path} ({len(data['prototypes'])} faces; shots {counts})")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
     from companion.vision.dice_data import DiceDataError, data_path, load_dice_data
     from companion.vision.profile import ProfileError, save_profile
 
+    if args.from_manifest:
+        return run_from_manifest(args)
     out = Path(args.out)
     name = args.name or out.name
     if args.samples < 1:

@@ -1,5 +1,12 @@
-"""`companion eval MANIFEST.csv [--json] [--predictions FILE]`: score the pip-dice reader on
-any labelled photo set (manifest format: ../shared/datasets/dice-photos/README.md).
+"""`companion eval MANIFEST.csv [--json] [--predictions FILE] [--reader learned|pips]
+[--profile DIR]`: score the die reader on any labelled photo set (manifest format:
+../shared/datasets/dice-photos/README.md).
+
+The reader is the classical pip counter unless ``--reader learned`` asks for the learned
+detector + classifier (companion/data/models; it does not beat the classical one on
+every set yet: see README "The learned die reader").
+``--profile DIR`` reads the faces by few-shot calibration
+(``companion calibrate --from-manifest``): nearest face prototype, no pip counting.
 
 No hints: the reader sees each photo alone, exactly as the camera would hand it over.
 A photo that cannot be read (missing, truncated, not an image) gets a one-line error on
@@ -92,7 +99,18 @@ def run(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         error(str(exc))
         return 2
-    result = evaluate_manifest(manifest, on_error=error)
+    try:
+        reader, what = _reader_for(args)
+    except Exception as exc:  # a missing/broken model or profile: one line
+        error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        return 2
+    held: list[str] = []  # per-photo errors, shown unless every photo failed
+    result = evaluate_manifest(manifest, reader=reader, on_error=held.append)
+    if result.unreadable and len(result.unreadable) == len(manifest):
+        error(f"none of the {len(manifest)} images could be read (first: {held[0]})")
+        return 1
+    for msg in held:
+        error(msg)
     if result.unreadable:
         error(f"{len(result.unreadable)} unreadable image(s) skipped")
     if args.predictions:
@@ -104,17 +122,33 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.summary.as_json_dict()))
     else:
-        print(format_report(result.summary, title=f"pip dice on {args.manifest}"))
+        print(format_report(result.summary, title=f"{what} on {args.manifest}"))
         if result.unreadable:
             print(f"unreadable images  {len(result.unreadable)} skipped (listed on stderr)")
     return 0
 
 
+def _reader_for(args: argparse.Namespace) -> tuple[Callable, str]:
+    """The reader the options ask for, and how the report names it."""
+    if getattr(args, "profile", None):
+        from companion.vision.fewshot import FewShotReader, load_fewshot
+
+        protos = load_fewshot(args.profile)
+        return FewShotReader(protos, model_dir=args.model), f"few-shot profile {args.profile}"
+    from companion.vision.learned import LearnedReader
+
+    if getattr(args, "reader", "pips") == "pips":
+        from companion.vision.pips import read_pip_dice
+
+        return read_pip_dice, "pip dice (classical pip reader)"
+    return LearnedReader(args.model), "pip dice (learned reader)"
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "eval",
-        help="score the pip-dice reader on a labelled photo manifest",
-        description="Score the pip-dice reader on a labelled photo manifest "
+        help="score the die reader on a labelled photo manifest",
+        description="Score the die reader on a labelled photo manifest "
         "(CSV: image,face,x0,y0,x1,y1; image paths relative to the CSV's folder).",
     )
     parser.add_argument("manifest", help="labels CSV (image,face,x0,y0,x1,y1)")
@@ -124,4 +158,12 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="also write every predicted die as CSV image,face,x0,y0,x1,y1,confidence",
     )
+    parser.add_argument("--reader", choices=("pips", "learned"), default="pips",
+                        help="the classical pip counter (default) or the learned "
+                             "detector+classifier (companion/data/models)")
+    parser.add_argument("--model", metavar="DIR", default=None,
+                        help="learned model folder (default: companion/data/models)")
+    parser.add_argument("--profile", metavar="DIR", default=None,
+                        help="read faces with a few-shot profile from `companion calibrate "
+                             "--from-manifest` (nearest prototype, no pip counting)")
     parser.set_defaults(func=run)

@@ -39,6 +39,9 @@ def register(subparsers: Any) -> None:
                              "folder of unrelated photos)")
     parser.add_argument("--no-pips", action="store_true",
                         help="do not look for pip dice (a game with symbol dice only)")
+    parser.add_argument("--reader", choices=("pips", "learned"), default="pips",
+                        help="pip dice reader: the classical pip counter (default) or the "
+                             "learned detector+classifier (companion/data/models)")
     parser.set_defaults(func=run)
 
 
@@ -121,8 +124,17 @@ def run(args: argparse.Namespace) -> int:
     if args.no_pips and profile is None:
         err("--no-pips needs --profile: there would be nothing left to read")
         return 2
+    pip_reader = None
+    if getattr(args, "reader", "pips") == "learned" and not args.no_pips:
+        from companion.vision.learned import LearnedReader, ModelMissing
+
+        try:
+            pip_reader = LearnedReader()
+        except ModelMissing as exc:
+            err(str(exc))
+            return 2
     pipeline = Pipeline(profile=profile, motion=not photos, mat_every=1 if photos else 15,
-                        pips=not args.no_pips)
+                        pips=not args.no_pips, pip_reader=pip_reader)
     tracker = SettleTracker(settle)
 
     times: list[float] = []

@@ -218,6 +218,8 @@ class Summary:
             "end_to_end": round(self.end_to_end, 6),
             "unknown": round(self.unknown_share, 6),
             "ms_per_image_median": round(self.ms_per_image_median, 3),
+            "wrong_confident": round(self.wrong_share, 6),
+            "missed": self.labelled - self.matched,
         }
 
 

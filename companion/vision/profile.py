@@ -60,6 +60,8 @@ class Profile:
     notes: str = ""
     directory: Path | None = None
     format: int = PROFILE_FORMAT
+    # Optional [learned] table: few-shot face prototypes (companion.vision.fewshot).
+    prototypes: dict[str, Any] | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def faces_of(self, set_name: str) -> list[str]:
@@ -147,6 +149,12 @@ def save_profile(profile: Profile, directory: str | Path) -> Path:
     }
     if profile.dice_override:
         doc["dice"] = profile.dice_override
+    if profile.prototypes:
+        import json
+
+        (d / "prototypes.json").write_text(json.dumps(profile.prototypes, indent=1) + "\n",
+                                           encoding="utf-8")
+        doc["learned"] = {"prototypes": "prototypes.json"}
     path = d / PROFILE_FILE
     path.write_text(
         "# vault-companion calibration profile (format documented in calibration/README.md)\n"
@@ -199,6 +207,12 @@ def load_profile(path: str | Path) -> Profile:
         raise ProfileError(f"{where}: key 'format' = {fmt} is not supported (this version "
                            f"reads format {PROFILE_FORMAT})")
     name = _get(raw, "name", str, where)
+    learned = raw.get("learned")
+    if learned is not None and not isinstance(learned, dict):
+        raise ProfileError(f"{where}: key 'learned' must be a table")
+    if learned is not None and "mat" not in raw:
+        raise ProfileError(f"{where}: holds few-shot prototypes only (from calibrate "
+                           "--from-manifest); use it with `companion eval --profile`")
     game = raw.get("game", "vault_assault")
     if not isinstance(game, str) or not data_path(game).exists():
         raise ProfileError(f"{where}: key 'game' = {game!r} has no dice data file")
@@ -260,6 +274,17 @@ def load_profile(path: str | Path) -> Profile:
             templates[(s, face)] = img
     if not templates:
         raise ProfileError(f"{where}: key 'faces' lists no face images")
+    prototypes = None
+    if learned is not None:
+        from companion.vision.fewshot import FewShotError, load_fewshot
+
+        rel = learned.get("prototypes")
+        if not isinstance(rel, str):
+            raise ProfileError(f"{where}: key 'learned.prototypes' must be a file name")
+        try:
+            prototypes = load_fewshot(directory / rel)
+        except FewShotError as exc:
+            raise ProfileError(str(exc)) from None
 
     return Profile(
         name=name,
@@ -276,6 +301,7 @@ def load_profile(path: str | Path) -> Profile:
         notes=str(raw.get("notes", "")),
         directory=directory,
         format=fmt,
+        prototypes=prototypes,
     )
 
 

@@ -16,7 +16,8 @@ from companion.cli import main
 REPO = Path(__file__).resolve().parents[2]
 PHOTOS = REPO.parent / "shared" / "datasets" / "dice-photos"
 JSON_KEYS = ["images", "labelled", "predicted", "matched", "precision", "recall",
-             "face_accuracy", "end_to_end", "unknown", "ms_per_image_median"]
+             "face_accuracy", "end_to_end", "unknown", "ms_per_image_median",
+             "wrong_confident", "missed"]
 
 
 def real_manifest(tmp_path, per_set=3) -> tuple[Path, int, set[str]]:
@@ -66,6 +67,8 @@ def test_json_figures_on_real_photos(tmp_path, capsys):
     assert figures["precision"] >= 0.9
     assert figures["end_to_end"] >= 0.8
     assert figures["ms_per_image_median"] > 0
+    assert figures["missed"] == figures["labelled"] - figures["matched"]
+    assert 0.0 <= figures["wrong_confident"] <= 1.0 - figures["end_to_end"]
 
 
 def test_text_report_and_predictions_file(tmp_path, capsys):
@@ -128,3 +131,48 @@ def test_missing_manifest_and_bad_rows_exit_2(tmp_path, capsys):
     assert captured.out == ""
     err = captured.err.strip().splitlines()
     assert len(err) == 1 and "bad.csv:3" in err[0] and "'9'" in err[0]
+
+
+def test_every_image_missing_exits_1_with_one_line(tmp_path, capsys):
+    manifest = tmp_path / "labels.csv"
+    manifest.write_text("image,face,x0,y0,x1,y1\nnone1.jpg,1,0,0,10,10\nnone2.jpg,2,0,0,9,9\n")
+    assert main(["eval", str(manifest), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("companion eval: none of the 2 images could be "
+                                               "read (first: ") and "none1.jpg" in err[0]
+
+
+def test_learned_reader_selectable(tmp_path, capsys):
+    if not (REPO / "companion" / "data" / "models" / "detector.onnx").is_file():
+        pytest.skip("no learned model committed yet")
+    manifest, n_dice, _ = real_manifest(tmp_path)
+    assert main(["eval", str(manifest), "--reader", "learned"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("pip dice (learned reader) on ")
+    assert f"labelled dice     {n_dice}" in out
+    assert main(["eval", str(manifest), "--reader", "learned", "--model",
+                 str(tmp_path / "nomodel")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "model not found" in err[0]
+
+
+def test_fewshot_profile_from_manifest_reads_another_set(tmp_path, capsys):
+    if not (PHOTOS / "webcam-white-d6" / "labels.csv").is_file():
+        pytest.skip(f"photo sets not found under {PHOTOS}")
+    if not (REPO / "companion" / "data" / "models" / "detector.onnx").is_file():
+        pytest.skip("no learned model committed yet")
+    out_dir = tmp_path / "few"
+    assert main(["calibrate", "--from-manifest", str(PHOTOS / "webcam-white-d6" / "labels.csv"),
+                 "--shots", "3", "--out", str(out_dir)]) == 0
+    text = capsys.readouterr().out
+    assert "6 faces" in text and (out_dir / "prototypes.json").is_file()
+    assert "[learned]" in (out_dir / "profile.toml").read_text()
+    manifest, n_dice, _ = real_manifest(tmp_path)
+    assert main(["eval", str(manifest), "--profile", str(out_dir), "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["labelled"] == n_dice and figures["recall"] >= 0.3
+    assert main(["eval", str(manifest), "--profile", str(tmp_path / "nothing")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no few-shot prototypes" in err[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 
 from companion.cli import main
 from companion.commands.watch import describe_settled
@@ -89,3 +90,13 @@ def test_no_pips_without_a_profile_is_refused(tmp_path, capsys):
 def test_watch_with_a_bad_settle_count(capsys):
     assert main(["watch", "synthetic", "--settle", "0"]) == 2
     assert "--settle" in capsys.readouterr().err
+
+
+def test_watch_with_the_learned_reader(tmp_path, capsys):
+    from companion.vision.learned import MODEL_DIR
+
+    if not (MODEL_DIR / "detector.onnx").is_file():
+        pytest.skip("no learned model committed")
+    assert main(["watch", str(photo_folder(tmp_path)), "--reader", "learned"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and lines[0].startswith("frame 0: ")

@@ -169,8 +169,13 @@ def test_json_keys_and_report_text():
     s = summarise([score_image([pred("5", 10, 10)], [lab("5", 0, 0, 20, 20)])], [3.0], ["5"])
     d = s.as_json_dict()
     assert list(d) == ["images", "labelled", "predicted", "matched", "precision", "recall",
-                       "face_accuracy", "end_to_end", "unknown", "ms_per_image_median"]
+                       "face_accuracy", "end_to_end", "unknown", "ms_per_image_median",
+                       "wrong_confident", "missed"]
     assert json.loads(json.dumps(d))["end_to_end"] == 1.0
+    assert d["wrong_confident"] == 0.0 and d["missed"] == 0
+    two = summarise([score_image([pred("3", 10, 10)], [lab("5", 0, 0, 20, 20),
+                                                       lab("1", 50, 50, 60, 60)])], [], "51")
+    assert two.as_json_dict()["wrong_confident"] == 0.5 and two.as_json_dict()["missed"] == 1
     text = format_report(s, title="demo")
     for needle in ("demo", "precision         100.00%", "end-to-end        100.00%",
                    "confidently wrong", "read as unknown", "median ms/image   3.00",

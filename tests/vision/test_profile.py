@@ -183,3 +183,22 @@ def test_truncated_or_wrong_face_images_name_the_file(copy: Path) -> None:
     cv2.imwrite(str(img), np.full((20, 20), 128, np.uint8))
     with pytest.raises(ProfileError, match="blank"):
         load_profile(copy)
+
+
+def test_learned_prototypes_extend_a_camera_profile(copy: Path, tmp_path: Path) -> None:
+    from companion.vision.fewshot import save_fewshot
+
+    assert load_profile(copy).prototypes is None  # a profile without [learned] as before
+    protos = {"format": 1, "prototypes": {"escape": [1.0, 0.0], "alarm": [0.0, 1.0]}}
+    save_fewshot(protos, copy)
+    assert "[learned]" in (copy / PROFILE_FILE).read_text()
+    p = load_profile(copy)
+    assert p.prototypes is not None and set(p.prototypes["prototypes"]) == {"escape", "alarm"}
+    assert load_profile(save_profile(p, tmp_path / "again")).prototypes == p.prototypes
+    only = tmp_path / "only"
+    save_fewshot(protos, only)
+    with pytest.raises(ProfileError, match="few-shot prototypes only"):
+        load_profile(only)
+    edit(copy, 'prototypes = "prototypes.json"', 'prototypes = "gone.json"')
+    with pytest.raises(ProfileError, match="gone.json"):
+        load_profile(copy)

@@ -1,0 +1,125 @@
+"""Learned die reader vs the classical pip reader on the held-aside real photo sets.
+
+    .venv/bin/python benchmarks/reader_accuracy.py            # accuracy + speed table
+    .venv/bin/python benchmarks/reader_accuracy.py --fewshot  # + few-shot N = 1, 3, 10
+    .venv/bin/python benchmarks/reader_accuracy.py --sets table-val trays-val  # validation
+
+Held-aside sets (never trained or tuned on; see companion/vision/dice_photos.py):
+table-test (table-mixed-d6/labels_test.csv), webcam-two (webcam-two-d6, whole),
+trays-test (trays-mixed-d6, source-disjoint 20%) and trays-colour-test (its colour
+tray photos). Timing: OpenCV on one thread, reading only (decoding excluded), median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import cv2
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from companion.commands.eval import evaluate_manifest  # noqa: E402
+from companion.vision import dice_photos  # noqa: E402
+from companion.vision.frames import load_image  # noqa: E402
+
+FEWSHOT_SOURCES = {  # held-aside set -> the set its few shots are drawn from
+    "table-test": "table-val",
+    "trays-test": "trays-val",
+    "trays-colour-test": "trays-colour-val",
+    "webcam-two": "webcam-white",
+}
+
+
+def row(name: str, reader_name: str, s) -> str:
+    return (f"| {name} | {reader_name} | {s.labelled} | {s.precision:.1%} | {s.recall:.1%} | "
+            f"{s.face_accuracy:.1%} | {s.end_to_end:.1%} | {s.unknown_share:.1%} | "
+            f"{s.wrong_share:.2%} | {s.ms_per_image_median:.1f} |")
+
+
+def speed(reader, images, repeat: int = 1) -> float:
+    times = []
+    for img in images:
+        for _ in range(repeat):
+            t = time.perf_counter()
+            reader(img)
+            times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", nargs="*", default=list(dice_photos.HELD_ASIDE))
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--no-pips", action="store_true", help="skip the classical reader")
+    ap.add_argument("--fewshot", action="store_true", help="also the few-shot curve")
+    ap.add_argument("--seeds", type=int, default=3, help="few-shot draws per N")
+    ap.add_argument("--backends", action="store_true",
+                    help="also time OpenCV DNN against ONNX Runtime")
+    args = ap.parse_args()
+    if not dice_photos.available():
+        print(f"photo sets not found under {dice_photos.photo_root()}")
+        return 1
+    cv2.setNumThreads(1)
+    from companion.vision.learned import LearnedReader
+    from companion.vision.pips import read_pip_dice
+
+    learned = LearnedReader(args.model, threads=1)
+    print(f"model: {args.model or 'companion/data/models'} thresholds det "
+          f"{learned.det_threshold} face {learned.face_threshold}; one OpenCV thread\n")
+    print("| set | reader | dice | precision | recall | face acc. | end-to-end | unknown | "
+          "conf. wrong | ms/image |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name in args.sets:
+        items = dice_photos.load_set(name)
+        readers = [("learned", learned)] + ([] if args.no_pips else [("pips", read_pip_dice)])
+        for rname, reader in readers:
+            res = evaluate_manifest(items, reader=reader)
+            print(row(name, rname, res.summary), flush=True)
+
+    # speed on the frame sizes the issue names
+    table = [load_image(m.path) for m in dice_photos.load_set("table-test")[:30]]
+    two = [cv2.resize(load_image(m.path), (1280, 720), interpolation=cv2.INTER_AREA)
+           for m in dice_photos.load_set("webcam-two")[:20]]
+    for img in table[:3]:
+        learned(img)  # warm up
+    print(f"\nspeed, one thread: 640x640 (table-test) {speed(learned, table):.1f} ms/image, "
+          f"1280x720 (webcam-two scaled) {speed(learned, two):.1f} ms/image (learned); "
+          f"pips {speed(read_pip_dice, table):.1f} / {speed(read_pip_dice, two):.1f} ms")
+
+    if args.backends:
+        cvr = LearnedReader(args.model, threads=1, backend="opencv")
+        print(f"OpenCV DNN backend: 640x640 {speed(cvr, table):.1f} ms/image, 1280x720 "
+              f"{speed(cvr, two):.1f} ms/image (ONNX Runtime above)")
+
+    if args.fewshot:
+        from companion.vision.fewshot import FewShotReader, build_prototypes
+
+        print("\nfew-shot (nearest prototype on the classifier embedding, no pip counting): "
+              f"end-to-end / conf. wrong, mean of {args.seeds} draws")
+        print("| set | shots from | N=1 | N=3 | N=10 |")
+        print("|---|---|---|---|---|")
+        for name in args.sets:
+            src = FEWSHOT_SOURCES.get(name)
+            if src is None:
+                continue
+            src_items = dice_photos.load_set(src)
+            items = dice_photos.load_set(name)
+            cells = []
+            for n in (1, 3, 10):
+                e2e, wrong = [], []
+                for seed in range(args.seeds):
+                    protos = build_prototypes(src_items, n, seed=seed, reader=learned)
+                    res = evaluate_manifest(items, reader=FewShotReader(protos, reader=learned))
+                    e2e.append(res.summary.end_to_end)
+                    wrong.append(res.summary.wrong_share)
+                cells.append(f"{statistics.mean(e2e):.1%} / {statistics.mean(wrong):.2%}")
+            print(f"| {name} | {src} | " + " | ".join(cells) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""`companion train [--out DIR] [--seed N]`: train the learned die reader.
+
+Needs the optional training extra (``pip install -e ".[train]"``: torch CPU, onnx) and
+the shared photo sets (../shared/datasets/dice-photos/). Writes detector.onnx,
+classifier.onnx and reader.json (thresholds chosen on the validation splits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from companion.vision.train_reader import train
+    except ImportError as exc:
+        print(f"companion train: needs the [train] extra (pip install -e '.[train]'): {exc}",
+              file=sys.stderr)
+        return 2
+    from companion.vision import dice_photos
+
+    if not dice_photos.available(args.photos):
+        print(f"companion train: photo sets not found under {dice_photos.photo_root(args.photos)}",
+              file=sys.stderr)
+        return 2
+    train(args.out, seed=args.seed, root=args.photos, det_steps=args.det_steps,
+          cls_steps=args.cls_steps, rendered=args.rendered, threads=args.threads,
+          parts=tuple(args.part or ("det", "cls", "tune")),
+          log=lambda m: print(m, flush=True))
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("train", help="train the learned die reader (needs [train] extra)",
+                              description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="companion/data/models", help="model folder to write")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--photos", default=None, help="photo sets root (default: ../shared/...)")
+    p.add_argument("--det-steps", type=int, default=1200)
+    p.add_argument("--cls-steps", type=int, default=5000)
+    p.add_argument("--part", action="append", choices=("det", "cls", "tune"),
+                   help="train only this part (repeatable; default: det, cls, tune in turn; "
+                        "det and cls may run as two processes at once, then tune)")
+    p.add_argument("--rendered", type=int, default=1200, help="rendered scenes to train on")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch threads (default 1: on a busy machine more threads wait on "
+                        "each other)")
+    p.set_defaults(func=run)

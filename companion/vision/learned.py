@@ -1,0 +1,217 @@
+"""The learned die reader: a small detector finds the dice, a crop classifier reads them.
+
+Run time is ONNX Runtime (about 2-4x faster than OpenCV's DNN module here, measured
+by benchmarks/reader_accuracy.py --backends) or, when it is not installed, OpenCV's DNN
+module, on the two ONNX files under ``companion/data/models/`` (never torch).
+``LearnedReader()(image)`` returns DieReadings (set "pip") like ``pips.read_pip_dice``.
+A die whose face the classifier is less sure of than ``face_threshold`` is "unknown";
+a box the classifier calls "not a die" is dropped. Thresholds and the detector's input
+size come from ``reader.json``, chosen on the validation splits by ``tune_thresholds``
+when the model was trained.
+
+The classifier's embedding also reads symbol dice with few shots (``prototypes`` /
+``nearest_prototype``): see ``companion.vision.fewshot``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.learned_model import (
+    CROP_SPAN,
+    NOT_A_DIE,
+    crop,
+    crops_blob,
+    decode,
+    letterbox,
+)
+from companion.vision.types import UNKNOWN, DieReading
+
+MODEL_DIR = Path(__file__).resolve().parents[1] / "data" / "models"
+FACES = ("1", "2", "3", "4", "5", "6")
+DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_size": 416}
+
+
+class ModelMissing(RuntimeError):
+    """The model files are not there (one line naming the folder)."""
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class LearnedReader:
+    """Detector + classifier. Not thread safe: one per worker thread."""
+
+    def __init__(self, model_dir: str | Path | None = None, *, threads: int = 1,
+                 det_threshold: float | None = None, face_threshold: float | None = None,
+                 det_size: int | None = None, backend: str = "auto") -> None:
+        d = Path(model_dir) if model_dir else MODEL_DIR
+        det, cls = d / "detector.onnx", d / "classifier.onnx"
+        if not det.is_file() or not cls.is_file():
+            raise ModelMissing(f"learned reader model not found in {d}")
+        meta = dict(DEFAULTS)
+        if (d / "reader.json").is_file():
+            meta.update(json.loads((d / "reader.json").read_text()))
+        self.meta = meta
+        self.det_threshold = float(det_threshold if det_threshold is not None
+                                   else meta["det_threshold"])
+        self.face_threshold = float(face_threshold if face_threshold is not None
+                                    else meta["face_threshold"])
+        self.det_size = int(det_size or meta["det_size"])
+        self.backend = backend
+        if backend in ("auto", "onnxruntime"):
+            try:
+                import onnxruntime as ort
+            except ImportError:
+                if backend == "onnxruntime":
+                    raise
+                self.backend = "opencv"
+            else:
+                self.backend = "onnxruntime"
+                so = ort.SessionOptions()
+                so.intra_op_num_threads = max(1, threads)
+                so.inter_op_num_threads = 1
+                so.log_severity_level = 3
+                prov = ["CPUExecutionProvider"]
+                self._det_s = ort.InferenceSession(str(det), so, providers=prov)
+                self._cls_s = ort.InferenceSession(str(cls), so, providers=prov)
+        if self.backend == "opencv":
+            self._det = cv2.dnn.readNetFromONNX(str(det))
+            self._cls = cv2.dnn.readNetFromONNX(str(cls))
+        self._lock = threading.Lock()  # one forward at a time per network pair
+
+    # -- the two stages
+    def detect(self, image: np.ndarray, threshold: float | None = None
+               ) -> list[tuple[float, float, float, float, float]]:
+        blob, scale = letterbox(image, self.det_size)
+        if self.backend == "onnxruntime":
+            hm, wh = self._det_s.run(None, {"image": blob})
+        else:
+            self._det.setInput(blob)
+            hm, wh = self._det.forward(["hm", "wh"])
+        thr = self.det_threshold if threshold is None else threshold
+        h, w = image.shape[:2]
+        boxes = []
+        for x0, y0, x1, y1, s in decode(hm, wh, scale, thr):
+            boxes.append((max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1), s))
+        return boxes
+
+    def classify(self, image: np.ndarray, boxes) -> tuple[np.ndarray, np.ndarray]:
+        """(probabilities N x 7, unit embeddings N x 64) for the dice in ``boxes``."""
+        if len(boxes) == 0:
+            return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32)
+        crops = [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
+                      max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN) for b in boxes]
+        if self.backend == "onnxruntime":
+            logits, emb = self._cls_s.run(None, {"crops": crops_blob(crops)})
+        else:
+            self._cls.setInput(crops_blob(crops))
+            logits, emb = self._cls.forward(["logits", "embedding"])
+        emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-6)
+        return _softmax(logits), emb
+
+    def __call__(self, image: np.ndarray) -> list[DieReading]:
+        with self._lock:
+            boxes = self.detect(image)
+            probs, _ = self.classify(image, boxes)
+        return readings_from(boxes, probs, self.face_threshold)
+
+
+def readings_from(boxes, probs: np.ndarray, face_threshold: float) -> list[DieReading]:
+    out = []
+    for b, p in zip(boxes, probs, strict=True):
+        face_p = p[:NOT_A_DIE]
+        k = int(face_p.argmax())
+        if p[NOT_A_DIE] > face_p[k]:
+            continue  # the classifier says this box holds no die
+        conf = float(face_p[k])
+        face = FACES[k] if conf >= face_threshold else UNKNOWN
+        x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
+        out.append(DieReading("pip", face, conf, (x0, y0, x1, y1),
+                              ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)))
+    return out
+
+
+@lru_cache(maxsize=4)
+def _shared(model_dir: str) -> LearnedReader:
+    return LearnedReader(model_dir or None)
+
+
+def default_reader() -> LearnedReader | None:
+    """The shared reader of the installed model, or None when the model is missing."""
+    try:
+        return _shared("")
+    except ModelMissing:
+        return None
+
+
+def read_learned_dice(image: np.ndarray, model_dir: str | Path | None = None
+                      ) -> list[DieReading]:
+    """Module-level reader (one cached model per folder), for pipeline and eval."""
+    return _shared(str(model_dir or ""))(image)
+
+
+def learned_reader(model_dir: str | Path | None = None) -> Callable[[np.ndarray], list]:
+    """A fresh reader (its own networks: one per thread)."""
+    return LearnedReader(model_dir)
+
+
+# ------------------------------------------------------------------ tuning
+
+
+def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
+                    wrong_cost: float = 10.0, sizes: tuple[int, ...] = (416, 512, 640)) -> dict:
+    """Pick the detector and face thresholds on the validation splits only."""
+    from companion.vision import dice_photos
+    from companion.vision.evaluate import PredictedDie, score_image, summarise
+    from companion.vision.frames import FrameUnreadable, load_image
+
+    reader = LearnedReader(model_dir, det_threshold=0.1)
+    val = []
+    for name in dice_photos.VAL_SETS:
+        for m in dice_photos.load_set(name, root):
+            try:
+                val.append((load_image(m.path), m.dice))
+            except FrameUnreadable:
+                continue
+    best = None
+    for size in sizes:
+        reader.det_size = size
+        cache = []
+        for img, dice in val:
+            boxes = reader.detect(img, 0.1)
+            probs, _ = reader.classify(img, boxes)
+            cache.append((boxes, probs, dice))
+        for dt in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
+            for ft in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
+                scores, faces = [], []
+                for boxes, probs, dice in cache:
+                    keep = [i for i, b in enumerate(boxes) if b[4] >= dt]
+                    rs = readings_from([boxes[i] for i in keep], probs[keep], ft)
+                    preds = [PredictedDie(r.face, r.box, r.centre, r.confidence) for r in rs]
+                    scores.append(score_image(preds, dice))
+                    faces.extend(d.face for d in dice)
+                s = summarise(scores, [], faces)
+                # a confidently wrong face costs ``wrong_cost`` right ones; smaller input
+                # wins ties (speed)
+                key = (round(s.end_to_end - wrong_cost * s.wrong_share, 3), s.precision, -size)
+                if best is None or key > best[0]:
+                    best = (key, dt, ft, s, size)
+        log(f"val at det_size {size}: best so far det {best[1]} face {best[2]} size "
+            f"{best[4]} end-to-end {best[3].end_to_end:.4f}")
+    _, dt, ft, s, size = best
+    log(f"val: det_size {size} det_threshold {dt} face_threshold {ft}: precision {s.precision:.4f} "
+        f"recall {s.recall:.4f} end-to-end {s.end_to_end:.4f} wrong {s.wrong_share:.4f}")
+    return {"det_threshold": dt, "face_threshold": ft, "det_size": size,
+            "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
+                    "end_to_end": round(s.end_to_end, 4),
+                    "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}

@@ -1,0 +1,375 @@
+"""Train the learned die reader (needs the optional ``[train]`` extra: torch, onnx).
+
+    companion train --out companion/data/models   # or: python tools/train_reader.py
+
+Two small plain-torch networks (no torchvision):
+- a CenterNet-style detector (heat map of die centres + box size, stride 4), trained on
+  random crops of the real train splits (``dice_photos.TRAIN_SETS``) and of rendered
+  scenes (``render_dice``), at random scales;
+- a crop classifier (faces 1..6 + "not a die", 64-number embedding) trained on
+  jittered, turned, recoloured crops of the same dice plus rendered dice and crops of
+  table with no die.
+Both are exported to ONNX; the thresholds are then chosen on the validation splits
+(``dice_photos.VAL_SETS``), never on the held-aside sets, and written to reader.json.
+Deterministic for a seed (single process, deterministic torch kernels).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from companion.vision import dice_photos
+from companion.vision.learned_model import CROP, CROP_SPAN, DET_SIZE, NOT_A_DIE, STRIDE, crop
+from companion.vision.render_dice import render_dice_scene
+
+
+def _cbr(i: int, o: int, s: int = 1, k: int = 3) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(i, o, k, s, k // 2, bias=False), nn.BatchNorm2d(o),
+                         nn.ReLU(inplace=True))
+
+
+class Detector(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.s1 = _cbr(3, 16, 2)
+        self.s2 = nn.Sequential(_cbr(16, 24, 2), _cbr(24, 24))
+        self.s3 = nn.Sequential(_cbr(24, 48, 2), _cbr(48, 48))
+        self.s4 = nn.Sequential(_cbr(48, 64, 2), _cbr(64, 64))
+        self.s5 = nn.Sequential(_cbr(64, 96, 2), _cbr(96, 96))
+        self.top = nn.Conv2d(96, 48, 1)
+        self.l4 = nn.Conv2d(64, 48, 1)
+        self.l3 = nn.Conv2d(48, 48, 1)
+        self.l2 = nn.Conv2d(24, 48, 1)
+        self.head = _cbr(48, 32)
+        self.hm = nn.Conv2d(32, 1, 3, 1, 1)
+        self.wh = nn.Conv2d(32, 2, 3, 1, 1)
+        nn.init.constant_(self.hm.bias, -2.19)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        c2 = self.s2(self.s1(x))
+        c3 = self.s3(c2)
+        c4 = self.s4(c3)
+        c5 = self.s5(c4)
+        p = self.top(c5)
+        p = F.interpolate(p, scale_factor=2.0, mode="nearest") + self.l4(c4)
+        p = F.interpolate(p, scale_factor=2.0, mode="nearest") + self.l3(c3)
+        p = F.interpolate(p, scale_factor=2.0, mode="nearest") + self.l2(c2)
+        h = self.head(p)
+        return torch.sigmoid(self.hm(h)), self.wh(h)
+
+
+class Classifier(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(
+            _cbr(3, 16), _cbr(16, 32, 2), _cbr(32, 32), _cbr(32, 64, 2), _cbr(64, 64),
+            _cbr(64, 96, 2), _cbr(96, 96),
+        )
+        self.emb = nn.Linear(96, 64)
+        self.out = nn.Linear(64, 7)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        f = self.body(x).mean(dim=(2, 3))
+        e = self.emb(f)
+        return self.out(F.relu(e)), e
+
+
+# ------------------------------------------------------------------ data
+
+
+class RealImages:
+    """Encoded photos of the train (or val) splits, decoded when drawn."""
+
+    def __init__(self, names: tuple[str, ...], root: str | Path | None) -> None:
+        self.items: list[tuple[bytes, np.ndarray, np.ndarray]] = []
+        for name in names:
+            for m in dice_photos.load_set(name, root):
+                boxes = np.array([d.box for d in m.dice], np.float32)
+                faces = np.array([int(d.face) for d in m.dice], np.int64)
+                self.items.append((m.path.read_bytes(), boxes, faces))
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def get(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        data, boxes, faces = self.items[i]
+        img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+        return img, boxes.copy(), faces.copy()
+
+
+class Rendered:
+    def __init__(self, n: int, seed: int) -> None:
+        self.items = []
+        for i in range(n):
+            img, dice = render_dice_scene(seed * 100003 + i, size=DET_SIZE)
+            boxes = np.array([d.box for d in dice], np.float32).reshape(-1, 4)
+            faces = np.array([d.face for d in dice], np.int64)
+            self.items.append((img, boxes, faces))
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def get(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        img, boxes, faces = self.items[i]
+        return img, boxes.copy(), faces.copy()
+
+
+def _colour_jitter(img: np.ndarray, rng: np.random.Generator, strong: bool) -> np.ndarray:
+    f = img.astype(np.float32)
+    if strong and rng.random() < 0.3:
+        f = f[..., rng.permutation(3)]
+    if rng.random() < 0.15:
+        f = np.repeat(f.mean(axis=2, keepdims=True), 3, axis=2)
+    f = f * rng.uniform(0.6, 1.4) + rng.uniform(-40, 40)
+    if rng.random() < 0.3:
+        f = f + rng.normal(0, rng.uniform(1, 8), f.shape)
+    return np.clip(f, 0, 255).astype(np.uint8)
+
+
+def _det_sample(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, size: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A size x size training crop at a random scale; targets at stride 4."""
+    h, w = img.shape[:2]
+    scale = DET_SIZE / max(h, w) * math.exp(rng.uniform(math.log(0.7), math.log(1.5)))
+    nw, nh = max(1, round(w * scale)), max(1, round(h * scale))
+    img = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA if scale < 1 else
+                     cv2.INTER_LINEAR)
+    boxes = boxes * scale
+    ox = int(rng.integers(min(0, nw - size), max(0, nw - size) + 1))
+    oy = int(rng.integers(min(0, nh - size), max(0, nh - size) + 1))
+    canvas = np.full((size, size, 3), 114, np.uint8)
+    sx0, sy0 = max(0, ox), max(0, oy)
+    dx0, dy0 = max(0, -ox), max(0, -oy)
+    cw, ch = min(nw - sx0, size - dx0), min(nh - sy0, size - dy0)
+    canvas[dy0:dy0 + ch, dx0:dx0 + cw] = img[sy0:sy0 + ch, sx0:sx0 + cw]
+    boxes = boxes - [ox, oy, ox, oy]
+    if rng.random() < 0.5:
+        canvas = canvas[:, ::-1]
+        boxes = np.stack([size - boxes[:, 2], boxes[:, 1], size - boxes[:, 0], boxes[:, 3]], 1)
+    if rng.random() < 0.5:
+        canvas = canvas[::-1]
+        boxes = np.stack([boxes[:, 0], size - boxes[:, 3], boxes[:, 2], size - boxes[:, 1]], 1)
+    canvas = _colour_jitter(np.ascontiguousarray(canvas), rng, strong=True)
+    out = size // STRIDE
+    hm = np.zeros((out, out), np.float32)
+    wh = np.zeros((2, out, out), np.float32)
+    mask = np.zeros((out, out), np.float32)
+    yy, xx = np.mgrid[0:out, 0:out].astype(np.float32)
+    for x0, y0, x1, y1 in boxes:
+        cx, cy = (x0 + x1) / 2 / STRIDE - 0.5, (y0 + y1) / 2 / STRIDE - 0.5
+        bw, bh = (x1 - x0) / STRIDE, (y1 - y0) / STRIDE
+        if not (0 <= cx < out and 0 <= cy < out) or bw < 0.5 or bh < 0.5:
+            continue
+        sigma = max(0.6, min(bw, bh) / 6)
+        g = np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * sigma * sigma))
+        np.maximum(hm, g, out=hm)
+        ix, iy = int(round(cx)), int(round(cy))
+        if 0 <= ix < out and 0 <= iy < out:
+            hm[iy, ix] = 1.0
+            wh[:, iy, ix] = (math.log(bw), math.log(bh))
+            mask[iy, ix] = 1.0
+    return canvas, hm, wh, mask
+
+
+def _focal(pred: torch.Tensor, gt: torch.Tensor) -> torch.Tensor:
+    pred = pred.clamp(1e-4, 1 - 1e-4)
+    pos = gt.eq(1).float()
+    neg = 1 - pos
+    pos_loss = torch.log(pred) * (1 - pred) ** 2 * pos
+    neg_loss = torch.log(1 - pred) * pred ** 2 * (1 - gt) ** 4 * neg
+    n = pos.sum().clamp(min=1)
+    return -(pos_loss.sum() + neg_loss.sum()) / n
+
+
+def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
+                 rng: np.random.Generator, per_die: int, backgrounds: int
+                 ) -> tuple[list[np.ndarray], list[int]]:
+    out, labels = [], []
+    h, w = img.shape[:2]
+    for (x0, y0, x1, y1), face in zip(boxes, faces, strict=True):
+        side0 = max(x1 - x0, y1 - y0)
+        if side0 < 4:
+            continue
+        for _ in range(per_die):
+            side = side0 * CROP_SPAN * rng.uniform(0.8, 1.3)
+            cx = (x0 + x1) / 2 + rng.normal(0, 0.06) * side0
+            cy = (y0 + y1) / 2 + rng.normal(0, 0.06) * side0
+            out.append(crop(img, cx, cy, side, float(rng.uniform(0, 360))))
+            labels.append(int(face) - 1)
+    sizes = [max(b[2] - b[0], b[3] - b[1]) for b in boxes] or [w / 10]
+    for _ in range(backgrounds):
+        side = float(rng.choice(sizes)) * CROP_SPAN * rng.uniform(0.7, 1.5)
+        cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+        # no die centre within the crop's middle half
+        if any(abs(cx - (b[0] + b[2]) / 2) < side * 0.45 and abs(cy - (b[1] + b[3]) / 2)
+               < side * 0.45 for b in boxes):
+            continue
+        out.append(crop(img, cx, cy, side, float(rng.uniform(0, 360))))
+        labels.append(NOT_A_DIE)
+    return out, labels
+
+
+def _cls_augment(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    c = _colour_jitter(c, rng, strong=True)
+    if rng.random() < 0.1:
+        c = 255 - c
+    if rng.random() < 0.2:
+        k = int(rng.choice([3, 5]))
+        c = cv2.GaussianBlur(c, (k, k), 0)
+    if rng.random() < 0.1:  # lower resolution: a die seen small
+        s = int(rng.integers(10, 24))
+        c = cv2.resize(cv2.resize(c, (s, s), interpolation=cv2.INTER_AREA), (CROP, CROP))
+    return c
+
+
+def _to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
+    arr = np.stack(batch).astype(np.float32) / 255.0
+    return torch.from_numpy(np.ascontiguousarray(arr.transpose(0, 3, 1, 2)))
+
+
+# ------------------------------------------------------------------ training
+
+
+def train_detector(sources: list, weights: list[float], steps: int, batch: int, size: int,
+                   seed: int, log) -> Detector:
+    rng = np.random.default_rng(seed)
+    model = Detector()
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps,
+                                                pct_start=0.15)
+    p = np.array(weights) / sum(weights)
+    model.train()
+    t0 = time.time()
+    for step in range(steps):
+        imgs, hms, whs, masks = [], [], [], []
+        for _ in range(batch):
+            src = sources[int(rng.choice(len(sources), p=p))]
+            img, boxes, _ = src.get(int(rng.integers(len(src))))
+            c, hm, wh, mask = _det_sample(img, boxes, rng, size)
+            imgs.append(c)
+            hms.append(hm)
+            whs.append(wh)
+            masks.append(mask)
+        x = _to_tensor(imgs)
+        hm_t = torch.from_numpy(np.stack(hms))[:, None]
+        wh_t = torch.from_numpy(np.stack(whs))
+        m_t = torch.from_numpy(np.stack(masks))[:, None]
+        hm_p, wh_p = model(x)
+        loss_hm = _focal(hm_p, hm_t)
+        loss_wh = (F.l1_loss(wh_p * m_t, wh_t * m_t, reduction="sum") / m_t.sum().clamp(min=1))
+        loss = loss_hm + 0.5 * loss_wh
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 50 == 0 or step == steps - 1:
+            log(f"det step {step}/{steps} loss {loss.item():.3f} (hm {loss_hm.item():.3f} "
+                f"wh {loss_wh.item():.3f}) {time.time() - t0:.0f}s")
+    model.eval()
+    return model
+
+
+def train_classifier(sources: list, weights: list[float], steps: int, batch: int, seed: int,
+                     log) -> Classifier:
+    rng = np.random.default_rng(seed + 1)
+    model = Classifier()
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3, total_steps=steps,
+                                                pct_start=0.15)
+    p = np.array(weights) / sum(weights)
+    pool: list[tuple[np.ndarray, int]] = []
+    model.train()
+    t0 = time.time()
+    for step in range(steps):
+        while len(pool) < batch * 4:
+            src = sources[int(rng.choice(len(sources), p=p))]
+            img, boxes, faces = src.get(int(rng.integers(len(src))))
+            cs, ls = _cls_samples(img, boxes, faces, rng, per_die=3,
+                                  backgrounds=max(1, len(boxes) // 3))
+            pool.extend(zip(cs, ls, strict=True))
+        idx = rng.permutation(len(pool))
+        take = [pool[i] for i in idx[:batch]]
+        pool = [pool[i] for i in idx[batch:]]
+        x = _to_tensor([_cls_augment(c, rng) for c, _ in take])
+        y = torch.tensor([lab for _, lab in take])
+        logits, _ = model(x)
+        loss = F.cross_entropy(logits, y, label_smoothing=0.05)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 100 == 0 or step == steps - 1:
+            acc = (logits.argmax(1) == y).float().mean().item()
+            log(f"cls step {step}/{steps} loss {loss.item():.3f} acc {acc:.3f} "
+                f"{time.time() - t0:.0f}s")
+    model.eval()
+    return model
+
+
+def _export_det(det: Detector, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(det, torch.zeros(1, 3, DET_SIZE, DET_SIZE), str(out / "detector.onnx"),
+                      input_names=["image"], output_names=["hm", "wh"],
+                      dynamic_axes={"image": {2: "h", 3: "w"}, "hm": {2: "oh", 3: "ow"},
+                                    "wh": {2: "oh", 3: "ow"}}, **_ONNX)
+
+
+def _export_cls(cls: Classifier, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(cls, torch.zeros(1, 3, CROP, CROP), str(out / "classifier.onnx"),
+                      input_names=["crops"], output_names=["logits", "embedding"],
+                      dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"},
+                                    "embedding": {0: "n"}}, **_ONNX)
+
+
+_ONNX = {"opset_version": 17, "do_constant_folding": True, "dynamo": False}
+PARTS = ("det", "cls", "tune")
+
+
+def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
+          det_steps: int = 1200, cls_steps: int = 5000, rendered: int = 1200,
+          threads: int = 1, parts: tuple[str, ...] = PARTS, log=print) -> Path:
+    """Train the parts asked for, in order. Each part is seeded on its own, so the parts
+    may also run as separate processes at once (``--part det`` / ``--part cls``, then
+    ``--part tune``) and give the same model as one run."""
+    out = Path(out)
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    t0 = time.time()
+    if "det" in parts or "cls" in parts:
+        real = RealImages(dice_photos.TRAIN_SETS, root)
+        log(f"real train images {len(real)} ({time.time() - t0:.0f}s)")
+        ren = Rendered(rendered, seed)
+        log(f"rendered scenes {len(ren)} ({time.time() - t0:.0f}s)")
+    if "det" in parts:
+        torch.manual_seed(seed)
+        det = train_detector([real, ren], [0.6, 0.4], det_steps, 12, 224, seed, log)
+        _export_det(det, out)
+        torch.save(det.state_dict(), out / "detector.pt")
+        log(f"detector exported to {out} ({time.time() - t0:.0f}s)")
+    if "cls" in parts:
+        torch.manual_seed(seed + 1)
+        cls = train_classifier([real, ren], [0.75, 0.25], cls_steps, 96, seed, log)
+        _export_cls(cls, out)
+        torch.save(cls.state_dict(), out / "classifier.pt")
+        log(f"classifier exported to {out} ({time.time() - t0:.0f}s)")
+    if "tune" not in parts:
+        return out
+    from companion.vision.learned import tune_thresholds
+
+    meta = tune_thresholds(out, root=root, log=log)
+    meta.update({"seed": seed, "det_steps": det_steps, "cls_steps": cls_steps,
+                 "rendered": rendered, "train_sets": list(dice_photos.TRAIN_SETS),
+                 "val_sets": list(dice_photos.VAL_SETS)})
+    (out / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
+    log(f"done in {time.time() - t0:.0f}s: {out / 'reader.json'}")
+    return out

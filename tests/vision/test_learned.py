@@ -1,0 +1,162 @@
+"""The committed learned die reader: files, a frozen rendered sample, a few real photos
+(read in place from the shared set; skipped when it is missing), the pipeline's default,
+few-shot prototypes and the photo splits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.vision import dice_photos
+from companion.vision.evaluate import PredictedDie, load_manifest, score_image, summarise
+from companion.vision.fewshot import FewShotError, FewShotReader, build_prototypes, load_fewshot
+from companion.vision.frames import load_image
+from companion.vision.learned import MODEL_DIR, LearnedReader, ModelMissing, default_reader
+from companion.vision.render_dice import render_dice_scene
+
+# Rendered scenes the training never drew (training uses seeds seed * 100003 + i, i < 1200).
+FROZEN_SEEDS = range(7_000_000, 7_000_012)
+
+
+needs_model = pytest.mark.skipif(not (MODEL_DIR / "detector.onnx").is_file(),
+                                 reason="no learned model committed yet")
+
+
+@pytest.fixture(scope="module")
+def reader():
+    if not (MODEL_DIR / "detector.onnx").is_file():
+        pytest.skip("no learned model committed yet")
+    return LearnedReader()
+
+
+def _score(reader, images_and_labels):
+    scores, faces = [], []
+    for image, labels in images_and_labels:
+        preds = [PredictedDie(r.face, r.box, r.centre, r.confidence) for r in reader(image)]
+        scores.append(score_image(preds, labels))
+        faces.extend(lab.face for lab in labels)
+    return summarise(scores, [], faces)
+
+
+@needs_model
+def test_model_is_small_and_described():
+    files = {p.name: p.stat().st_size for p in MODEL_DIR.iterdir()}
+    assert {"detector.onnx", "classifier.onnx", "reader.json", "MODEL_CARD.md"} <= set(files)
+    assert sum(files.values()) < 5_000_000
+    meta = json.loads((MODEL_DIR / "reader.json").read_text())
+    assert 0.05 <= meta["det_threshold"] <= 0.9 and 0.0 <= meta["face_threshold"] < 1.0
+    assert meta["train_sets"] and not set(meta["train_sets"]) & set(dice_photos.HELD_ASIDE)
+
+
+def test_reads_frozen_rendered_scenes(reader):
+    from companion.vision.evaluate import LabelledDie
+
+    sample = []
+    for seed in FROZEN_SEEDS:
+        image, dice = render_dice_scene(seed)
+        sample.append((image, [LabelledDie(str(d.face), d.box) for d in dice]))
+    s = _score(reader, sample)
+    assert s.labelled >= 40
+    # regression floors for the committed model (it measured recall 0.97, precision 0.87,
+    # end-to-end 0.84, no confidently wrong face on this sample)
+    assert s.recall >= 0.9, s
+    assert s.precision >= 0.75, s
+    assert s.end_to_end >= 0.7, s
+    assert s.wrong <= 1, s
+
+
+def test_reads_a_few_held_aside_real_photos(reader):
+    if not dice_photos.available():
+        pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
+    items = dice_photos.load_set("table-test")[:6] + dice_photos.load_set("webcam-two")[:4]
+    s = _score(reader, [(load_image(m.path), m.dice) for m in items])
+    # regression floors (the committed model: 9 of 14 right, none confidently wrong)
+    assert s.labelled >= 14
+    assert s.recall >= 0.55, s
+    assert s.end_to_end >= 0.5, s
+    assert s.wrong <= 1, s
+
+
+def test_blank_table_reads_no_dice(reader):
+    table = np.full((480, 640, 3), (90, 120, 140), np.uint8)
+    assert reader(table) == []
+
+
+def test_missing_model_is_one_line(tmp_path):
+    with pytest.raises(ModelMissing) as exc:
+        LearnedReader(tmp_path)
+    assert str(tmp_path) in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_pipeline_reads_with_the_learned_reader(reader):
+    from companion.vision.pipeline import Pipeline
+
+    assert isinstance(default_reader(), LearnedReader)
+    image, dice = render_dice_scene(7_000_001)
+    reading = Pipeline(motion=False, pip_reader=reader).process(image)
+    assert reading.dice and all(d.dice_set == "pip" for d in reading.dice)
+    assert len(reading.dice) >= len(dice) - 1
+
+
+def test_fewshot_prototypes_round_trip_and_read(tmp_path, reader):
+    if not dice_photos.available():
+        pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
+    source = load_manifest(dice_photos.photo_root() / "webcam-white-d6" / "labels.csv")
+    data = build_prototypes(source, 2, seed=1, reader=reader)
+    assert set(data["prototypes"]) == {"1", "2", "3", "4", "5", "6"}
+    assert all(len(v) <= 2 for v in data["shot_images"].values())
+    from companion.vision.fewshot import save_fewshot
+
+    save_fewshot(data, tmp_path / "p")
+    loaded = load_fewshot(tmp_path / "p")
+    assert loaded["prototypes"].keys() == data["prototypes"].keys()
+    few = FewShotReader(loaded, reader=reader)
+    items = dice_photos.load_set("webcam-two")[:4]
+    s = _score(few, [(load_image(m.path), m.dice) for m in items])
+    assert s.recall >= 0.3 and s.matched >= 3  # floors: the committed model finds 3 of 8
+
+
+def test_fewshot_file_errors_are_one_line(tmp_path):
+    with pytest.raises(FewShotError, match="no few-shot prototypes"):
+        load_fewshot(tmp_path)
+    (tmp_path / "prototypes.json").write_text('{"prototypes": {"1": [1, 0]}}')
+    with pytest.raises(FewShotError, match="at least two faces"):
+        load_fewshot(tmp_path)
+    (tmp_path / "prototypes.json").write_text('{"prototypes": {"1": [1, 0], "2": [1]}}')
+    with pytest.raises(FewShotError, match="one length"):
+        load_fewshot(tmp_path)
+
+
+def test_rendered_scenes_are_deterministic_and_labelled():
+    a, da = render_dice_scene(5)
+    b, db = render_dice_scene(5)
+    assert np.array_equal(a, b) and da == db
+    assert a.shape == (416, 416, 3) and da
+    for d in da:
+        assert 1 <= d.face <= 6
+        x0, y0, x1, y1 = d.box
+        assert 0 <= x0 < x1 <= 416 and 0 <= y0 < y1 <= 416
+
+
+def test_splits_are_source_disjoint():
+    if not dice_photos.available():
+        pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
+    import csv
+
+    groups = {}
+    with (dice_photos.photo_root() / "trays-mixed-d6" / "groups.csv").open() as fh:
+        for r in csv.DictReader(fh):
+            groups[r["image"]] = r["source_stem"]
+    parts = {p: {groups[m.key] for m in dice_photos.load_set(f"trays-{p}")}
+             for p in ("train", "val", "test")}
+    assert parts["test"] and parts["val"]
+    assert not parts["train"] & parts["test"] and not parts["val"] & parts["test"]
+    assert not parts["train"] & parts["val"]
+    tr = {dice_photos.source_of(m.key) for m in dice_photos.load_set("table-train")}
+    va = {dice_photos.source_of(m.key) for m in dice_photos.load_set("table-val")}
+    assert va and not tr & va
+    held = {Path(m.key).name for m in dice_photos.load_set("table-test")}
+    assert not held & {Path(m.key).name for m in dice_photos.load_set("table-train")}
