@@ -49,7 +49,7 @@ FLASH_WORDS = {
     "alarm": "ALARM!",
     "stage": "STAGE",
     "stuck": "STUCK!",
-    "camera_gone": "NO CAMERA",
+    "camera_gone": "CAMERA GONE",
 }
 
 PHASE_WORDS = {

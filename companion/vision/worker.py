@@ -10,7 +10,9 @@ loop's own thread:
   frame with ``every_frame=True``).
 - ``on_camera_gone(exc)``: the source could not be opened (SourceError) or stopped
   delivering frames (CameraGone). The worker stops; the companion carries on from the
-  buttons and says the camera is gone.
+  buttons and says the camera is gone. Any exception the source raises on open or read
+  counts (``frames.GuardedReader``), and so do ``max_unreadable`` unreadable frames in
+  a row: the thread never dies with a traceback.
 - ``on_frame_error(message)``: one frame was unreadable (or the pipeline failed on
   it); a one-line message naming it. The worker carries on with the next frame.
 - ``on_end()``: a finite source (video file, folder) ran out.
@@ -29,7 +31,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from companion.vision.frames import CameraGone, FrameSource, FrameUnreadable, SourceError
+from companion.vision.frames import (
+    DEFAULT_MAX_UNREADABLE,
+    CameraGone,
+    FrameSource,
+    FrameUnreadable,
+    GuardedReader,
+    SourceError,
+)
 from companion.vision.pipeline import Pipeline
 from companion.vision.settle import SettleTracker
 from companion.vision.types import FrameReading
@@ -54,6 +63,7 @@ class VisionWorker:
         every_frame: bool = False,
         max_fps: float | None = None,
         name: str = "vision",
+        max_unreadable: int | None = DEFAULT_MAX_UNREADABLE,
     ) -> None:
         self.source = source
         self.loop = loop
@@ -68,6 +78,7 @@ class VisionWorker:
         self.status = "idle"  # idle, running, ended, camera gone, stopped
         self.frames = 0
         self.frame_errors = 0
+        self._reader = GuardedReader(source, max_unreadable)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -102,7 +113,7 @@ class VisionWorker:
 
     def _run(self) -> None:
         try:
-            self.source.open()
+            self._reader.open()  # any exception from open() arrives as SourceError
         except SourceError as exc:
             log.error("%s", exc)
             self.status = "camera gone"
@@ -125,7 +136,7 @@ class VisionWorker:
                     break
                 last = time.monotonic()
             try:
-                frame = self.source.read()
+                frame = self._reader.read()
             except FrameUnreadable as exc:
                 self.frame_errors += 1
                 log.warning("%s", exc)
