@@ -152,7 +152,7 @@ class Appliance:
         if warning:
             self._say(f"companion: warning: {warning}")
         self.buzzers = BuzzerInput(self.table, arbiter)
-        factory = make_pin_factory(cfg.gpio.pin_factory)
+        factory = make_pin_factory(cfg.gpio.pin_factory, workdir=cfg.log.dir)
         self.factory = factory
         self.buttons = attach_buttons(
             self.buzzers,
