@@ -350,3 +350,13 @@ def test_watch_reports_a_foreign_open_error_in_one_line(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert status == 2
     assert "flaky camera: cannot open: IndexError: list index out of range" in err
+
+
+def test_calibration_reports_a_failing_camera_in_one_line():
+    from companion.vision.calibrate import CalibrationError, LiveTable, Step
+
+    table = LiveTable(Flaky(on_read=RuntimeError("libcamera: dequeue failed")),
+                      ask=lambda _q: "")
+    with pytest.raises(CalibrationError,
+                       match="camera gone: flaky camera: RuntimeError: libcamera: dequeue"):
+        table.frame(Step("empty"))
