@@ -139,7 +139,8 @@ unmount_all() {
         umount -l "$m" 2>/dev/null || true
     done
 }
-trap 'unmount_all "$ROOT"; unmount_all "$BASE"' EXIT
+SELF="${BASH_SOURCE[0]}"
+trap 'unmount_all "$ROOT"; unmount_all "$BASE"; [[ $SELF == /tmp/emulated-pi-check.* ]] && rm -f "$SELF"' EXIT
 
 in_root() {  # in_root ROOT cmd...: a clean environment, as root
     local r="$1"; shift
@@ -325,7 +326,7 @@ check "install.sh says to reboot after turning SPI on" grep -qi 'reboot now' "$L
 check "service enabled" test -L "$ROOT/etc/systemd/system/multi-user.target.wants/companion.service"
 check "service not started while SPI waits for a reboot" \
     sh -c "! grep -q '^starting companion' '$LOGDIR/install-1.log'"
-check "install.sh reaches its summary" grep -q 'config:' "$LOGDIR/install-1.log"
+check "install.sh reaches its summary" grep -q '^config: ' "$LOGDIR/install-1.log"
 check "nothing root-owned left in the checkout" \
     sh -c "test -z \"\$(find '$ROOT$CO' ! -uid 1000 -print -quit)\""
 VPY="/opt/vault-companion/venv/bin/python"
@@ -468,7 +469,7 @@ if [[ $RUN_TESTS -eq 1 ]]; then
         && python3 -m venv --system-site-packages /home/pi/pi-venv \
         && /home/pi/pi-venv/bin/pip install -q -c systemd/pi-constraints.txt -e '.[dev]' \
         && /home/pi/pi-venv/bin/python -c 'import numpy, cv2; print(\"numpy\", numpy.__version__, numpy.__file__, \"opencv\", cv2.__version__)' \
-        && timeout 5400 /home/pi/pi-venv/bin/pytest -q -p no:cacheprovider" \
+        && timeout 5400 /home/pi/pi-venv/bin/pytest -p no:cacheprovider -rs" \
         >"$LOGDIR/pi-venv-tests.log" 2>&1
     rc=$?
     versions=$(grep -m1 '^numpy ' "$LOGDIR/pi-venv-tests.log")
@@ -483,7 +484,7 @@ fi
 if [[ $RUN_TESTS -eq 1 ]]; then
     say "README command 2 (the test suite, emulated: slow)"
     t0=$(date +%s)
-    as_pi sh -c "cd $CO && rm -rf .venv && timeout 5400 sh -c '$README_TEST -q -p no:cacheprovider'" \
+    as_pi sh -c "cd $CO && rm -rf .venv && timeout 5400 sh -c '$README_TEST -p no:cacheprovider'" \
         >"$LOGDIR/readme-tests.log" 2>&1
     rc=$?
     summary=$(grep -E '[0-9]+ (passed|failed)' "$LOGDIR/readme-tests.log" | tail -1)

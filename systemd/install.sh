@@ -172,7 +172,8 @@ if cfg.camera.source != "none" and profile and not Path(profile).is_dir():
 fi
 
 say "udev rule for the Pico (/dev/vault-pico)"
-install -m 0644 "$REPO/hardware/udev/99-vault-companion.rules" /etc/udev/rules.d/
+install -D -m 0644 "$REPO/hardware/udev/99-vault-companion.rules" \
+    /etc/udev/rules.d/99-vault-companion.rules
 if command -v udevadm >/dev/null 2>&1; then
     udevadm control --reload-rules || true
     udevadm trigger --subsystem-match=tty || true
