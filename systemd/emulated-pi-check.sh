@@ -163,6 +163,7 @@ mount_basics() {  # proc, sys, a private /dev (never the host's), resolv.conf
     mount -t tmpfs -o mode=1777 shm "$r/dev/shm"
     ln -sf /proc/self/fd "$r/dev/fd"
     cp /etc/resolv.conf "$r/etc/resolv.conf"
+    grep -qs "$(hostname)" "$r/etc/hosts" || echo "127.0.1.1 $(hostname)" >> "$r/etc/hosts"
     # This host's trust store: where TLS to the package index goes through a proxy that
     # re-signs it, the root's own bundle would refuse the connection.
     local bundle="${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}"
@@ -336,8 +337,8 @@ cv_v=$(in_root "$ROOT" "$VPY" -c 'import cv2; print(cv2.__version__)' 2>&1 | tai
 check "venv OpenCV imports: $cv_v" sh -c "echo '$cv_v' | grep -qE '^4\\.'"
 pc=$(in_root "$ROOT" "$VPY" -c 'import picamera2, pywt; print("picamera2 stand-in and pywt (numpy-1.24 ABI) import")' 2>&1 | tail -1)
 check "picamera2 stack imports in the venv: $pc" sh -c "echo '$pc' | grep -q import"
-rg=$(in_root "$ROOT" "$VPY" -c 'import RPi.GPIO' 2>&1 | tail -1)
-check "no RPi.GPIO on a Pi 5 (${rg:-importable})" test -n "$rg"
+rg=$(in_root "$ROOT" "$VPY" -c 'from importlib.metadata import version; print(version("RPi.GPIO"))' 2>&1 | tail -1)
+check "no RPi.GPIO on a Pi 5 (${rg})" sh -c "echo '$rg' | grep -q PackageNotFoundError"
 prof=$(in_root "$ROOT" "$VPY" -c 'from companion.config import load_config
 c = load_config("/etc/vault-companion/config.toml")
 p = c.camera.profile
@@ -354,8 +355,9 @@ in_root "$ROOT" sh -c "cd /home/pi && sudo $CO/systemd/install.sh" >"$LOGDIR/ins
 rc=$?
 check "install.sh again (Pi 4, SPI on) exits 0 in $(( $(date +%s) - t0 )) s" test $rc -eq 0
 check "the second run keeps the config" grep -q 'keeping the existing' "$LOGDIR/install-2.log"
-rg=$(in_root "$ROOT" "$VPY" -c 'import RPi.GPIO as g; print("RPi.GPIO", g.VERSION)' 2>&1 | tail -1)
-check "RPi.GPIO on a Pi 4: $rg" sh -c "echo '$rg' | grep -q '^RPi.GPIO'"
+# (installed, not imported: RPi.GPIO refuses to import on a machine that is not a Pi)
+rg=$(in_root "$ROOT" "$VPY" -c 'from importlib.metadata import version; print("RPi.GPIO", version("RPi.GPIO"))' 2>&1 | tail -1)
+check "RPi.GPIO on a Pi 4: $rg" sh -c "echo '$rg' | grep -q '^RPi.GPIO [0-9]'"
 numpy_v=$(in_root "$ROOT" "$VPY" -c 'import numpy; print(numpy.__version__)' 2>&1 | tail -1)
 check "venv numpy still below 2 after the re-run: $numpy_v" sh -c "echo '$numpy_v' | grep -qE '^1\\.'"
 rm -f "$ROOT/dev/spidev0.0"
@@ -369,6 +371,17 @@ fi
 
 # ------------------------------------------------------------------ 4c. companion check
 say "systemd/README step 4: companion check as the companion user"
+# gpiozero asks the board revision before it opens the chip: a Pi 5's, in /proc/cpuinfo.
+cp "$ROOT/proc/cpuinfo" "$WORK/cpuinfo" 2>/dev/null || : > "$WORK/cpuinfo"
+printf 'Revision\t: d04170\nModel\t\t: Raspberry Pi 5 Model B Rev 1.0\n' >> "$WORK/cpuinfo"
+mount --bind "$WORK/cpuinfo" "$ROOT/proc/cpuinfo"
+# The defect check/serve now avoid: the real lgpio, imported as the companion user from
+# a directory it cannot write, with no LG_WD, fails on its notification pipe.
+in_root "$ROOT" sh -c "cd /home/pi && sudo -u companion $VPY -c 'import lgpio'" \
+    >"$LOGDIR/lgpio-bare.log" 2>&1
+check "the real lgpio imported bare from /home/pi fails on its pipe (the old defect): $(grep -m1 -o 'xCreatePipe.*\|PermissionError.*\|Errno.*' "$LOGDIR/lgpio-bare.log" | cut -c1-80)" \
+    grep -q 'lgd-nfy\|xCreatePipe\|Permission denied' "$LOGDIR/lgpio-bare.log"
+rm -f "$ROOT"/home/pi/.lgd-nfy*
 CHECK_CMD=$(grep -m1 'sudo -u companion .*companion check' "$REPO/systemd/README.md")
 in_root "$ROOT" sh -c "cd /home/pi && timeout 600 $CHECK_CMD" >"$LOGDIR/check-lgpio.log" 2>&1
 check "companion check (real lgpio, no GPIO chip) fails on the chip, not on its notify pipe: $(tail -1 "$LOGDIR/check-lgpio.log")" \

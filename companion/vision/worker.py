@@ -115,7 +115,7 @@ class VisionWorker:
         try:
             self._reader.open()  # any exception from open() arrives as SourceError
         except SourceError as exc:
-            log.error("%s", exc)
+            log.error("camera gone: %s", exc)
             self.status = "camera gone"
             self._post(self.on_camera_gone, exc)
             return
@@ -143,13 +143,13 @@ class VisionWorker:
                 self._post(self.on_frame_error, str(exc))
                 continue
             except CameraGone as exc:
-                log.error("%s", exc)
+                log.error("camera gone: %s", exc)
                 self.status = "camera gone"
                 self._post(self.on_camera_gone, exc)
                 return
             except Exception as exc:  # a driver error we do not know: the camera is gone
                 gone = CameraGone(f"{self.source.description}: {type(exc).__name__}: {exc}")
-                log.error("%s", gone)
+                log.error("camera gone: %s", gone)
                 self.status = "camera gone"
                 self._post(self.on_camera_gone, gone)
                 return

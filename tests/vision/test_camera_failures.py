@@ -309,6 +309,7 @@ def test_the_table_is_told_camera_gone_and_plays_on(fake_picamera2, body, caplog
     assert ref.state.phase != "no game"  # the game went on
     journal = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(journal) == 1 and "\n" not in journal[0]
+    assert journal[0].startswith("camera gone: picamera")
     assert no_thread_tracebacks == []
 
 
