@@ -482,7 +482,11 @@ if [[ $RUN_TESTS -eq 1 ]]; then
         && python3 -m venv --system-site-packages /home/pi/pi-venv \
         && /home/pi/pi-venv/bin/pip install -q -c systemd/pi-constraints.txt -e '.[dev]' \
         && /home/pi/pi-venv/bin/python -c 'import numpy, cv2; print(\"numpy\", numpy.__version__, numpy.__file__, \"opencv\", cv2.__version__)' \
-        && timeout 5400 /home/pi/pi-venv/bin/pytest -p no:cacheprovider -rs" \
+        && for w in 'numpy<2' 'numpy>=2,<2.3' opencv-python-headless==4.11.0.86 \
+                PyWavelets==1.4.1; do /home/pi/pi-venv/bin/pip download -q \
+                --only-binary :all: --no-deps -d /home/pi/wheelhouse \"\$w\" || true; done \
+        && COMPANION_PI_WHEELHOUSE=/home/pi/wheelhouse \
+            timeout 5400 /home/pi/pi-venv/bin/pytest -p no:cacheprovider -rs" \
         >"$LOGDIR/pi-venv-tests.log" 2>&1
     rc=$?
     versions=$(grep -m1 '^numpy ' "$LOGDIR/pi-venv-tests.log")
