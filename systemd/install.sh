@@ -135,7 +135,8 @@ SRC="$(mktemp -d /tmp/vault-companion-src.XXXXXX)"
 trap 'rm -rf "$SRC"' EXIT
 tar -C "$REPO" --exclude=./.git --exclude=./.venv --exclude=./build --exclude='*.egg-info' \
     --exclude=__pycache__ --exclude=./vault-logs --exclude=./out -cf - . | tar -C "$SRC" -xf -
-"$VENV/bin/python" -m pip install --upgrade --quiet pip
+"$VENV/bin/python" -m pip install --upgrade --quiet pip \
+    || echo "warning: could not upgrade pip (no package index?); going on with the venv's" >&2
 # --no-build-isolation: the build uses the venv's setuptools (Bookworm's 66 is enough),
 # so an update needs no package index for the build itself.
 "$VENV/bin/python" -m pip install --upgrade --quiet --no-build-isolation \
