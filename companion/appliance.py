@@ -230,7 +230,7 @@ class Appliance:
             self._say(f"companion: warning: {warning}")
         self.buzzers = BuzzerInput(self.table, arbiter)
         self.buzzers.cop_claims_stages = cfg.table.cop_button_claims_stages
-        factory = make_pin_factory(cfg.gpio.pin_factory)
+        factory = make_pin_factory(cfg.gpio.pin_factory, workdir=cfg.log.dir)
         self.factory = factory
         self.buttons = attach_buttons(
             self.buzzers,

@@ -12,10 +12,13 @@ and carries on from the buttons.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from companion.loop import Referee
 from companion.vision.types import FrameReading
+
+log = logging.getLogger(__name__)
 
 
 class CameraInput:
@@ -47,6 +50,17 @@ class CameraInput:
         self._dice: Any = None
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start the vision thread. Whatever goes wrong here (a profile that will not
+        load, a source spec that names nothing) is a camera failure: one line in the
+        journal, "CAMERA GONE" on the table, and the game goes on from the buttons.
+        Failures on the thread (open, read) arrive through the worker's on_camera_gone."""
+        try:
+            self._start(loop)
+        except Exception as exc:
+            log.error("camera gone: %s", _first_line(exc))
+            self.on_gone(exc)
+
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         from companion.vision.frames import open_source
         from companion.vision.pipeline import Pipeline
         from companion.vision.worker import ChangeGate, VisionWorker
@@ -131,8 +145,13 @@ class CameraInput:
         self.gone = True
         self.referee.mosaic = None
         self.referee.camera_status = "Camera: GONE (refereeing from the buttons)"
-        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        text = _first_line(exc)
         self.referee.notice(f"Camera gone ({text}): refereeing from the buttons", "camera_gone")
 
     def on_frame_error(self, message: str) -> None:
         self.referee.messages.append(f"Camera: {message}")
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

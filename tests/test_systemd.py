@@ -75,7 +75,7 @@ def test_install_script_refuses_unknown_options_before_doing_anything() -> None:
 def test_install_script_installs_what_the_unit_uses() -> None:
     text = INSTALL.read_text()
     assert "--system-site-packages" in text
-    assert '"$REPO[pi]"' in text
+    assert '"$SRC[$EXTRAS]"' in text and "EXTRAS=pi" in text
     assert "companion.example.toml" in text and "/etc/vault-companion" in text
     assert "99-vault-companion.rules" in text
     assert "systemctl enable" in text

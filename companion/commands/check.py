@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     step = 0.0 if args.simulate else args.step
     out = sys.stdout
     try:
-        factory = make_pin_factory(name)
+        factory = make_pin_factory(name, workdir=config.log.dir)
         print(factory_report(name, factory), file=out)
     except Exception as exc:
         print(f"companion check: cannot open pin factory {name!r}: {exc}", file=sys.stderr)

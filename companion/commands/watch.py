@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         CameraGone,
         FolderSource,
         FrameUnreadable,
+        GuardedReader,
         SourceError,
         SyntheticSource,
         open_source,
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
     try:
         source = open_source(args.source)
-    except SourceError as exc:
+    except (SourceError, OSError) as exc:
         err(str(exc))
         return 2
     if profile is None and isinstance(source, SyntheticSource):
@@ -140,15 +141,18 @@ def run(args: argparse.Namespace) -> int:
     times: list[float] = []
     frames = errors = 0
     status = 0
+    # Any failure of the source is a camera failure (frames.GuardedReader); a folder
+    # of photos may hold any number of unreadable files and still ends by itself.
+    reader = GuardedReader(source, max_unreadable=None if photos else 30)
     try:
-        source.open()
+        reader.open()
     except SourceError as exc:
         err(str(exc))
         return 2
     try:
         while args.frames is None or frames < args.frames:
             try:
-                frame = source.read()
+                frame = reader.read()
             except FrameUnreadable as exc:
                 errors += 1
                 err(f"skipped: {exc}")
@@ -179,7 +183,10 @@ def run(args: argparse.Namespace) -> int:
                     status = 1
                     break
     finally:
-        source.close()
+        try:
+            source.close()
+        except Exception as exc:  # a camera that fails to close must not hide the run
+            err(f"{reader.description}: close failed: {exc}")
     median = f"{statistics.median(times):.1f} ms/frame median" if times else "no frames read"
     print(f"{frames} frames, {errors} skipped, {median}", file=sys.stderr, flush=True)
     return status

@@ -55,7 +55,7 @@ FLASH_WORDS = {
     "alarm": "ALARM!",
     "stage": "STAGE",
     "stuck": "STUCK!",
-    "camera_gone": "NO CAMERA",
+    "camera_gone": "CAMERA GONE",
     "log_failing": "LOG FAILING",
 }
 

@@ -129,9 +129,16 @@ class LiveTable:
 
     def frame(self, step: Step) -> np.ndarray:
         self.ask(f"{step.instruction()} Press Enter when ready. ")
+        from companion.vision.frames import CameraGone, FrameUnreadable, read_checked
+
         frame = None
         for _ in range(self.flush):  # drop stale buffered frames
-            got = self.source.read()
+            try:  # any failure of the camera is a camera failure, said in one line
+                got = read_checked(self.source)
+            except FrameUnreadable:
+                continue
+            except CameraGone as exc:
+                raise CalibrationError(f"camera gone: {exc}") from exc
             if got is not None:
                 frame = got
         if frame is None:

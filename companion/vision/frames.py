@@ -14,6 +14,12 @@ message that names the device or file:
 - ``CameraGone``: a live camera stopped delivering frames (``max_failures`` reads in a
   row failed). The companion keeps refereeing from the buttons and says so.
 
+Every camera failure is a camera failure: ``open_checked(source)`` and ``read_checked``
+(and ``GuardedReader``, which also declares a source gone after ``max_unreadable``
+unreadable frames in a row) turn any other exception a source raises (a driver's
+IndexError, an OpenCV error, a numpy ABI clash inside picamera2) into SourceError on
+open and CameraGone on read, so callers need to handle only the three above.
+
 Sources: ``Picamera2Source`` (Raspberry Pi camera), ``VideoCaptureSource`` (USB webcam
 by index, or a video file), ``FolderSource`` (a folder of images, sorted by name),
 ``SyntheticSource`` (the synthetic renderer in ``companion.vision.synthetic``), and the
@@ -36,6 +42,10 @@ IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".
 DEFAULT_CAMERA_SIZE = (1280, 720)  # what the pipeline is tuned and benchmarked for
 DEFAULT_MAX_FAILURES = 10
 DEFAULT_RETRY_DELAY_S = 0.05
+DEFAULT_MAX_UNREADABLE = 30  # unreadable frames in a row before a source counts as gone
+# Refuse to decode an image larger than this (a 75-byte PNG can claim 60000x60000 pixels:
+# 10 GB of BGR). 100 Mpx is above any camera or phone photo the table will see.
+MAX_IMAGE_PIXELS = 100_000_000
 
 
 class SourceError(RuntimeError):
@@ -136,6 +146,78 @@ class _BaseSource:
         return frame
 
 
+def _one_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` (just the type when there is no message)."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def open_checked(source: FrameSource) -> None:
+    """``source.open()``, with any failure raised as SourceError naming the source."""
+    try:
+        source.open()
+    except SourceError:
+        raise
+    except Exception as exc:
+        name = getattr(source, "description", type(source).__name__)
+        raise SourceError(f"{name}: cannot open: {_one_line(exc)}") from exc
+
+
+def read_checked(source: FrameSource) -> Frame | None:
+    """``source.read()``: FrameUnreadable and CameraGone as they are, None at the end,
+    and any other failure (a driver error, read before open) raised as CameraGone."""
+    try:
+        return source.read()
+    except (FrameUnreadable, CameraGone):
+        raise
+    except Exception as exc:
+        name = getattr(source, "description", type(source).__name__)
+        if isinstance(exc, SourceError) and str(exc).startswith(name):
+            raise CameraGone(str(exc)) from exc
+        raise CameraGone(f"{name}: {_one_line(exc)}") from exc
+
+
+class GuardedReader:
+    """A source read inside the camera-failure boundary.
+
+    ``open()`` and ``read()`` raise only SourceError, FrameUnreadable and CameraGone
+    (see open_checked / read_checked), and ``max_unreadable`` unreadable frames in a
+    row raise CameraGone: a source that only ever yields garbage is gone, not busy.
+    ``max_unreadable=None`` never gives up (a finite folder of photos ends by itself).
+    """
+
+    def __init__(
+        self, source: FrameSource, max_unreadable: int | None = DEFAULT_MAX_UNREADABLE
+    ) -> None:
+        if max_unreadable is not None and max_unreadable < 1:
+            raise ValueError("max_unreadable must be at least 1 (or None)")
+        self.source = source
+        self.max_unreadable = max_unreadable
+        self.unreadable_in_a_row = 0
+
+    @property
+    def description(self) -> str:
+        return str(getattr(self.source, "description", type(self.source).__name__))
+
+    def open(self) -> None:
+        open_checked(self.source)
+
+    def read(self) -> Frame | None:
+        try:
+            frame = read_checked(self.source)
+        except FrameUnreadable as exc:
+            self.unreadable_in_a_row += 1
+            limit = self.max_unreadable
+            if limit is not None and self.unreadable_in_a_row >= limit:
+                raise CameraGone(
+                    f"{self.description}: {self.unreadable_in_a_row} frames in a row "
+                    f"unreadable (last: {exc})"
+                ) from exc
+            raise
+        self.unreadable_in_a_row = 0
+        return frame
+
+
 def _as_bgr(image: np.ndarray) -> np.ndarray:
     if image.ndim == 2:
         return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
@@ -182,6 +264,12 @@ class Picamera2Source(_BaseSource):
             raise SourceError(
                 "picamera: picamera2 is not installed (on the Pi: `sudo apt install "
                 "python3-picamera2` and a venv made with --system-site-packages)"
+            ) from exc
+        except Exception as exc:  # e.g. numpy 2 in the venv: "numpy.dtype size changed"
+            raise SourceError(
+                f"picamera: picamera2 cannot be imported: {_one_line(exc)} (numpy "
+                f"{np.__version__} here; the apt camera stack needs numpy < 2: "
+                "systemd/pi-constraints.txt)"
             ) from exc
         try:
             cam = Picamera2(self.camera_num)
@@ -332,8 +420,40 @@ def jpeg_is_truncated(data: bytes) -> bool:
     return data.rfind(b"\xff\xd9") < data.rfind(b"\xff\xda")
 
 
+def claimed_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) a PNG or JPEG header claims, without decoding; None for other
+    formats or when the header cannot be found."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24 and data[12:16] == b"IHDR":
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:2] != b"\xff\xd8":
+        return None
+    i = 2
+    while i + 9 <= len(data):  # walk the JPEG markers up to the first start-of-frame
+        if data[i] != 0xFF:
+            return None
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:  # markers without a length
+            i += 2
+            continue
+        length = int.from_bytes(data[i + 2 : i + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height = int.from_bytes(data[i + 5 : i + 7], "big")
+            width = int.from_bytes(data[i + 7 : i + 9], "big")
+            return width, height
+        if length < 2:
+            return None
+        i += 2 + length
+    return None
+
+
 def load_image(path: Path) -> np.ndarray:
-    """Decode one image file into BGR, or raise FrameUnreadable naming the file."""
+    """Decode one image file into BGR, or raise FrameUnreadable naming the file.
+
+    Never raises anything else: an image claiming more than MAX_IMAGE_PIXELS is refused
+    before decoding, and an OpenCV error (or no memory) while decoding is unreadable."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -344,7 +464,16 @@ def load_image(path: Path) -> np.ndarray:
         raise FrameUnreadable(f"{path}: truncated JPEG (no end-of-image marker)")
     if data[:8] == b"\x89PNG\r\n\x1a\n" and b"IEND" not in data[-64:]:
         raise FrameUnreadable(f"{path}: truncated PNG (no IEND chunk)")
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    size = claimed_size(data)
+    if size is not None and size[0] * size[1] > MAX_IMAGE_PIXELS:
+        raise FrameUnreadable(
+            f"{path}: claims {size[0]}x{size[1]} pixels, more than the "
+            f"{MAX_IMAGE_PIXELS // 1_000_000} Mpx this reader decodes"
+        )
+    try:
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    except (cv2.error, MemoryError) as exc:
+        raise FrameUnreadable(f"{path}: cannot decode: {_one_line(exc)}") from exc
     if image is None or not image.size:
         raise FrameUnreadable(f"{path}: not a readable image (truncated or not an image)")
     return image

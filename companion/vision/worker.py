@@ -10,7 +10,9 @@ loop's own thread:
   frame with ``every_frame=True``).
 - ``on_camera_gone(exc)``: the source could not be opened (SourceError) or stopped
   delivering frames (CameraGone). The worker stops; the companion carries on from the
-  buttons and says the camera is gone.
+  buttons and says the camera is gone. Any exception the source raises on open or read
+  counts (``frames.GuardedReader``), and so do ``max_unreadable`` unreadable frames in
+  a row: the thread never dies with a traceback.
 - ``on_frame_error(message)``: one frame was unreadable (or the pipeline failed on
   it); a one-line message naming it. The worker carries on with the next frame.
 - ``on_end()``: a finite source (video file, folder) ran out.
@@ -49,7 +51,14 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.vision.frames import CameraGone, FrameSource, FrameUnreadable, SourceError
+from companion.vision.frames import (
+    DEFAULT_MAX_UNREADABLE,
+    CameraGone,
+    FrameSource,
+    FrameUnreadable,
+    GuardedReader,
+    SourceError,
+)
 from companion.vision.pipeline import Pipeline
 from companion.vision.settle import SettleTracker
 from companion.vision.types import FrameReading
@@ -142,6 +151,7 @@ class VisionWorker:
         threads: int | None = None,
         nice: int = 0,
         gate: ChangeGate | None = None,
+        max_unreadable: int | None = DEFAULT_MAX_UNREADABLE,
     ) -> None:
         self.source = source
         self.loop = loop
@@ -164,6 +174,7 @@ class VisionWorker:
         self.reused = 0  # frames where the last reading stood (nothing moved)
         self.skipped = 0  # frames not read while things moved
         self.cpu_s = 0.0  # this thread's CPU time over all frames
+        self._reader = GuardedReader(source, max_unreadable)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -218,9 +229,9 @@ class VisionWorker:
     def _run(self) -> None:
         self._hold_back()
         try:
-            self.source.open()
+            self._reader.open()  # any exception from open() arrives as SourceError
         except SourceError as exc:
-            log.error("%s", exc)
+            log.error("camera gone: %s", exc)
             self.status = "camera gone"
             self._post(self.on_camera_gone, exc)
             return
@@ -249,20 +260,20 @@ class VisionWorker:
                 due += self.min_interval
             cpu0 = time.thread_time()
             try:
-                frame = self.source.read()
+                frame = self._reader.read()
             except FrameUnreadable as exc:
                 self.frame_errors += 1
                 log.warning("%s", exc)
                 self._post(self.on_frame_error, str(exc))
                 continue
             except CameraGone as exc:
-                log.error("%s", exc)
+                log.error("camera gone: %s", exc)
                 self.status = "camera gone"
                 self._post(self.on_camera_gone, exc)
                 return
             except Exception as exc:  # a driver error we do not know: the camera is gone
                 gone = CameraGone(f"{self.source.description}: {type(exc).__name__}: {exc}")
-                log.error("%s", gone)
+                log.error("camera gone: %s", gone)
                 self.status = "camera gone"
                 self._post(self.on_camera_gone, gone)
                 return
