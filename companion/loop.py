@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from companion.display.frame import Frame
-from companion.display.model import render
 from companion.events import MAX_REASON_CHARS, clip, encode
 from companion.gamelog import GameLog, read_log
+from companion.games import registry
 from companion.rules.engine import Output, Result, apply, new_state
 from companion.rules.state import GameState
 
@@ -37,7 +37,7 @@ class View:
     """Everything a display may show at one moment."""
 
     frame: Frame
-    state: GameState
+    state: GameState  # or another game's state (companion.games.registry)
     flash: str | None = None
     messages: tuple[str, ...] = ()
     recent_events: tuple[str, ...] = ()
@@ -91,7 +91,7 @@ def resume_state(path: str | Path) -> tuple[GameState, ResumeReport]:
         clock = event.get("clock")
         if isinstance(clock, str):
             report.last_clock = clock
-        result = apply(state, event)
+        result = registry.judge(state, event)  # the game of the log's first new_game
         if result.rejection:
             report.problems.append(f"line {n}: {result.rejection}")
             continue
@@ -162,6 +162,11 @@ class Referee:
         # A damaged log's offer to the table (ResumeReport.choice()), for the page.
         self.resume_choice: dict[str, Any] | None = None
 
+    @property
+    def game(self) -> registry.Game:
+        """The game being played (Vault Assault until a new_game names another)."""
+        return registry.of_state(self.state)
+
     # ---- the game log and its faults
     @property
     def log(self) -> GameLog | None:
@@ -208,7 +213,9 @@ class Referee:
         recording it becomes an announced "internal error: ..." rejection, and one in
         showing it an announced notice; the referee goes on with the next event."""
         try:
-            result = apply(self.state, event, self.undo_limit)
+            game, state = registry.chosen_by(self.state, event)
+            judge = apply if game.id == registry.DEFAULT else game.apply
+            result = judge(state, event, self.undo_limit)
         except Exception as exc:  # a bug in the rules must not stop the referee
             result = Result(self.state, self._fault(exc, "judging"), ())
         if result.rejection:
@@ -324,7 +331,7 @@ class Referee:
         self.refresh()
 
     def view(self) -> View:
-        frame = render(self.state, self.flash, self.tick, self.mosaic)
+        frame = self.game.render(self.state, self.flash, self.tick, self.mosaic)
         return View(
             frame,
             self.state,

@@ -6,10 +6,9 @@ import argparse
 import json
 import sys
 
-from companion.display.model import status_lines
 from companion.gamelog import read_log
-from companion.rules.engine import apply, new_state
-from companion.rules.summary import summary
+from companion.games.registry import judge, status_lines, summary
+from companion.rules.engine import new_state
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         if event is None:
             reason = problems[n]
         else:
-            result = apply(state, event)
+            result = judge(state, event)  # the game named by the first new_game
             if not result.rejection:
                 state = result.state
                 continue

@@ -107,6 +107,8 @@ def callouts(event: Any, result: Result) -> list[str]:
     if not isinstance(event, Mapping):
         return []
     state = result.state
+    if not isinstance(state, GameState):  # another game (companion.games.registry)
+        return other_game_callouts(event, result)
     if result.rejection:
         phrase = rejection_phrase(state, event, result.rejection)
         return [phrase] if phrase else []
@@ -157,6 +159,34 @@ def callouts(event: Any, result: Result) -> list[str]:
                 said.append(phrase)
         elif name == "undo":
             said.append("Undone.")
+    return said
+
+
+# The other games' outputs said out loud: their texts, by output name.
+SPOKEN_OUTPUTS = frozenset({
+    # The Big Score: the choosing window, who has chosen (never what), the reveal, the
+    # cop track, fleeing, Busted, the marker and the trade order, the winner.
+    "new_game", "choose", "chosen", "reveal", "cop", "fled", "busted", "over",
+    "first_player", "trade", "winners",
+    # Vault (solitaire): the round's roll, a line cracked, a lock closing, the score.
+    "roll", "gems", "lock",
+    # Vault (abstract): captures, the win, an agreed draw.
+    "capture", "win", "draw",
+})
+
+
+def other_game_callouts(event: Mapping[str, Any], result: Result) -> list[str]:
+    """The Big Score, Vault (solitaire), Vault (abstract): each spoken output's own
+    text, without seat tags ("Act II" read "Act two"); rejections stay on the screen."""
+    if result.rejection:
+        return []
+    said: list[str] = []
+    for out in result.outputs:
+        if out.name == "undo":
+            said.append("Undone.")
+        elif out.name in SPOKEN_OUTPUTS and out.text:
+            text = _SEAT_TAG.sub("", out.text).replace("Act II", "Act two")
+            said.append(text if text.endswith(("!", ".", "?")) else text + ".")
     return said
 
 
