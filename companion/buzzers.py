@@ -104,6 +104,10 @@ class BuzzerInput:
             event = self._press_event(seat, ts_ns)
             if event is not None:
                 self.table.post(self._with_clock(event))
+            else:  # said, not silently dropped
+                self._clocks.pop((seat, ts_ns), None)
+                referee = self.table.referee
+                referee.notice(f"Seat {seat}'s button does nothing in {referee.game.name}")
             return
         cop = self.table.referee.state.cop
         if self.cop_claims_stages and seat == cop and self._claim_stage(ts_ns):

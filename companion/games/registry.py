@@ -69,6 +69,17 @@ class Game:
     page_details: Callable[[Any], dict[str, Any]] = _no_details
     camera_advice: Callable[[Any, Any], str | None] = _no_advice
 
+    # The log line shown on screens (the sim's log pane) when it must differ from the
+    # logged one (a secret choice); None: the line as logged.
+    public: Callable[[dict[str, Any]], dict[str, Any] | None] = field(
+        default=lambda event: None)
+
+    def public_line(self, event: dict[str, Any]) -> str | None:
+        from companion.events import encode
+
+        shown = self.public(event)
+        return None if shown is None else encode(shown)
+
     def started(self, state: Any) -> bool:
         return getattr(state, "phase", NO_GAME) != NO_GAME
 

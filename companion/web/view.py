@@ -258,10 +258,14 @@ def game_payload(
     games: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """The page's state for a game other than Vault Assault: its `replay --json`
-    summary at the top level (with "game"), its own details under "details"."""
+    summary at the top level (with "game") and whole under "summary" (the abstract
+    game's list of played "moves" is overwritten at the top level by the legal moves,
+    as on Vault Assault's page), its own details under "details"."""
     game = registry.of_state(state)
+    summary_ = game.summary(state)
     return {
-        **game.summary(state),
+        **summary_,
+        "summary": summary_,
         "title": game.name,
         "phase": state.phase,
         "status": game.status_lines(state),

@@ -201,3 +201,38 @@ def test_serve_input_plays_another_games_script(tmp_path):
     assert lines[want]["type"] == "rejected" and "over" in lines[want]["reason"]
     state, _ = resume_state(logs[0])
     assert registry.summary(state) == expected_summary("vault-abstract")
+
+
+@pytest.mark.parametrize("game_id", sorted(PACKAGES))
+def test_the_sims_terminal_shows_each_game_without_a_fault(game_id):
+    import io
+
+    from companion.display.terminal import TerminalDisplay
+
+    out = io.StringIO()
+    ref = Referee(displays=[TerminalDisplay(out=out, clear=False)])
+    for ev in events_of(game_id):
+        ref.submit(ev)
+    ref.on_tick()
+    assert ref.internal_errors == 0
+    assert registry.status_lines(ref.state)[0][:60] in out.getvalue()  # lines are clipped
+    # The interactive sim's help is the game's own.
+    assert ref.game.help == registry.get(game_id).help and "undo" in ref.game.help
+
+
+def test_a_press_in_a_game_without_buttons_is_said_not_dropped():
+    lines = [json.dumps(events_of("vault-abstract")[0]), '{"type":"buzz","seat":1,"ts_ns":1000}']
+    ref = Referee()
+    played, rejected = asyncio.run(play_script(lines, ref, echo_rejections=False))
+    assert played == 2 and ref.state.moves == ()
+    assert "Seat 1's button does nothing in Vault (abstract)" in ref.messages
+
+
+def test_a_big_score_choice_is_logged_whole_but_shown_without_what(tmp_path):
+    path = tmp_path / "g.jsonl"
+    with GameLog(path, fsync=False) as log:
+        ref = Referee(log=log)
+        ref.submit(events_of("big-score")[0])
+        ref.submit({"type": "choose", "seat": 0, "flee": True})
+    assert ref.recent_events[-1] == '{"type":"choose","seat":0}'
+    assert unchained(path.read_text().splitlines()[-1])["flee"] is True

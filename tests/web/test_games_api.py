@@ -85,6 +85,9 @@ def test_abstract_by_taps_with_legal_destinations_and_a_reason_for_an_illegal_mo
             for ev in evs[1:]:
                 s = (await send(client, ev))["state"]
             assert s["over"] is True and s["winner"] == 0 and s["moves"] == {"undo": True}
+            # The summary whole under "summary": its played moves (top-level "moves" are
+            # the legal ones, as on Vault Assault's page).
+            assert len(s["summary"]["moves"]) == len(evs) - 1 and s["summary"]["over"] is True
             assert s["status"][0].startswith("Vault (abstract)")
             body = await send(client, {"type": "undo"})
             assert body["state"]["over"] is False and body["state"]["moves"]["move"]

@@ -182,6 +182,13 @@ def press_event(state: BigScoreState, seat: int, ts_ns: int) -> dict[str, Any] |
     return {"type": "buzz", "seat": seat, "ts_ns": ts_ns}
 
 
+def public(event: dict[str, Any]) -> dict[str, Any] | None:
+    """A `choose` on screens: who chose, never what."""
+    if event.get("type") == "choose":
+        return {"type": "choose", "seat": event.get("seat")}
+    return None
+
+
 GAME = Game(
     id=d.GAME_ID,
     name="The Big Score (Act II)",
@@ -197,4 +204,5 @@ GAME = Game(
     page_moves=page_moves,
     press_event=press_event,
     page_details=page_details,
+    public=public,
 )

@@ -16,7 +16,7 @@ function gname(seat) {
 }
 
 function renderOtherGame() {
-  $("phase").textContent = S.title + " · " + (S.status && S.status.length ? S.status[0] : S.phase);
+  $("phase").textContent = S.status && S.status.length ? S.status[0] : S.title;
   $("verdict").textContent = "";
   const w = $("winners");
   w.hidden = !S.over;
@@ -69,8 +69,9 @@ function renderOtherScore() {
         S.details.unused_dice.includes(i) ? `[${v}]` : `(${v})`).join(" ") }));
     }
   } else {
-    box.append(el("p", { text: `White ${S.names[0]}: ${S.pawns[0]} pawns · Black ${S.names[1]}: ${S.pawns[1]} pawns · ${S.moves.length} moves` }));
-    box.append(abstractBoard(false));
+    box.append(el("p", { text: `White ${S.names[0]}: ${S.pawns[0]} pawns · Black ${S.names[1]}: ${S.pawns[1]} pawns · ${S.summary.moves.length} moves` }));
+    // The paired phone has the board among its controls; everyone else sees it here.
+    if (!(MODE === "control" && paired && S.moves.move)) box.append(abstractBoard(false));
   }
 }
 
