@@ -154,8 +154,9 @@ PLAYERS = {"big-score": (1, 6), "vault-solitaire": (1, 1), "vault-abstract": (2,
 
 def play_command(args: list[str]) -> dict[str, Any]:
     """`play big-score Ann Bob Cat`, `play vault-solitaire Sam`, `play vault-abstract
-    Ann Bob` -> that game's new_game. Big Score needs `floor=T,T,T,T,T` (and `first=SEAT`
-    on a tie); its Act I holdings come only with a JSON new_game."""
+    Ann Bob` -> that game's new_game. Big Score needs `floor=T,T,T,T,T`; the First Player
+    Marker goes to the first name (the youngest) unless `first=SEAT`; its Act I holdings
+    come only with a JSON new_game."""
     if not args or args[0] not in PLAYERS:
         raise ValueError("usage: play big-score|vault-solitaire|vault-abstract NAME...")
     game_id = args[0]
@@ -171,6 +172,9 @@ def play_command(args: list[str]) -> dict[str, Any]:
         if "floor" not in options:
             raise ValueError("play big-score NAME... floor=T,T,T,T,T [first=SEAT]")
         event["floor"] = [t for t in options["floor"].split(",") if t]
+        # No Act I holdings here: everyone ties for the fewest payout tokens, and the
+        # rulebook's tie-break (the youngest) is the first name listed unless first= says.
+        event["first_player"] = 0
         if "first" in options:
             try:
                 event["first_player"] = int(options["first"])

@@ -159,6 +159,9 @@ def test_short_commands_start_and_play_the_other_games():
     s = registry.judge(GameState(), ev).state
     assert registry.of_state(s).id == "big-score" and s.marker == 1
     assert registry.parse_command("0", s) == {"type": "choose", "seat": 0, "flee": True}
+    ev = registry.parse_command("play big-score Ann Bob floor=artifact,silver,cash20,diamond,key",
+                                GameState())
+    assert ev["first_player"] == 0 and registry.judge(GameState(), ev).rejection is None
     assert registry.parse_command("reveal cop -", s) == {"type": "reveal",
                                                          "tokens": ["cop", None]}
     sol = registry.judge(GameState(), registry.parse_command("play vault-solitaire Sam",
