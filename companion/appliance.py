@@ -28,6 +28,7 @@ from companion.config import Config
 from companion.display.frame import Frame
 from companion.events import MAX_LINE_CHARS, EventFormatError, clip, decode, is_comment
 from companion.gamelog import GameLog
+from companion.games import registry
 from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import SeatButtons
 from companion.hardware.notify import Notifier
@@ -35,12 +36,13 @@ from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop, View, resume_state
 from companion.rules.engine import Result, winners_of
 from companion.rules.state import ASSAULT, GAME_OVER, NO_GAME, GameState
-from companion.sim_table import parse_command
 
 LOG_PATTERN = "game-*.jsonl"
 
 
 def game_finished(state: GameState) -> bool:
+    if not isinstance(state, GameState):  # another game (companion.games.registry)
+        return registry.of_state(state).over(state)
     return state.phase == GAME_OVER and bool(winners_of(state))
 
 
@@ -71,7 +73,7 @@ def new_log_path(log_dir: Path, now: Callable[[], float] = time.time) -> Path:
 def live_seats(state: GameState) -> set[int]:
     """Seats whose button counts now: robbers not yet escaped during the race, and the
     cops once they may call the Arrest."""
-    turn = state.turn
+    turn = getattr(state, "turn", None)  # None in the other games
     if state.phase != ASSAULT or turn is None:
         return set()
     live = {s for s in state.robbers() if s not in turn.escaped}
@@ -335,7 +337,8 @@ class Appliance:
         if self.lamps is not None:
             self.lamps.set_live(live_seats(state))
         if self.bar is not None:
-            self.bar.show(state.turn.stages if state.turn else 0)
+            turn = getattr(state, "turn", None)  # None in the other games
+            self.bar.show(turn.stages if turn else 0)
 
     def _rotate_log_for_new_game(self, event: dict[str, Any]) -> None:
         """A new game after a finished one starts a new log file."""
@@ -437,7 +440,7 @@ class Appliance:
             return
         try:
             if line.lstrip()[:1].isalnum():  # a short command: `go`, `stage 2`, `1`
-                event = parse_command(line, self.referee.state)
+                event = registry.parse_command(line, self.referee.state)
             else:  # anything else is JSON, through the bounded gate
                 event = decode(line)
         except (EventFormatError, ValueError) as exc:

@@ -28,7 +28,7 @@ from typing import Any
 from companion.hardware.arbitration import ArbiterConfig, Press, Verdict, Window, close, offer
 from companion.hardware.buttons import DEFAULT_LOCKOUT_NS, DEFAULT_STUCK_NS, SeatButtons
 from companion.loop import TableLoop
-from companion.rules.state import ASSAULT
+from companion.rules.state import ASSAULT, GameState
 
 SWITCH_INTERVAL_S = 0.001
 VERDICTS_KEPT = 64  # recent verdicts kept for a look (the log holds them all)
@@ -81,7 +81,10 @@ class BuzzerInput:
 
     # ---- on the loop
     def _armed(self) -> bool:
-        return self.table.referee.state.phase == ASSAULT
+        referee = self.table.referee
+        if not isinstance(referee.state, GameState):  # another game: its own rule
+            return referee.game.buzz_armed(referee.state)
+        return referee.state.phase == ASSAULT
 
     def arrive(
         self, seat: int, ts_ns: int, arrival_ns: int | None = None, clock: str | None = None
@@ -98,7 +101,13 @@ class BuzzerInput:
         self.last_arrival = max(self.last_arrival, arrival_ns)
         if not self._armed():
             self.flush()
-            self.table.post(self._with_clock({"type": "buzz", "seat": seat, "ts_ns": ts_ns}))
+            event = self._press_event(seat, ts_ns)
+            if event is not None:
+                self.table.post(self._with_clock(event))
+            else:  # said, not silently dropped
+                self._clocks.pop((seat, ts_ns), None)
+                referee = self.table.referee
+                referee.notice(f"Seat {seat}'s button does nothing in {referee.game.name}")
             return
         cop = self.table.referee.state.cop
         if self.cop_claims_stages and seat == cop and self._claim_stage(ts_ns):
@@ -110,6 +119,14 @@ class BuzzerInput:
         self.window = result.window
         if new_window and not self.virtual:
             self._schedule()
+
+    def _press_event(self, seat: int, ts_ns: int) -> dict[str, Any] | None:
+        """What a press means while the buttons do not race: a `buzz` in Vault Assault,
+        the game's own event in another (The Big Score: that seat flees)."""
+        referee = self.table.referee
+        if isinstance(referee.state, GameState):
+            return {"type": "buzz", "seat": seat, "ts_ns": ts_ns}
+        return referee.game.press_event(referee.state, seat, ts_ns)
 
     def _claim_stage(self, ts_ns: int) -> bool:
         """The cops' press as the next stage claim, while stages 1-3 are not all in."""

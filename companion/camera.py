@@ -48,6 +48,7 @@ class CameraInput:
         self._complete: set[int] = set()
         self._escaped: set[str] = set()
         self._dice: Any = None
+        self._advice: str | None = None  # the other games' last camera advice
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start the vision thread. Whatever goes wrong here (a profile that will not
@@ -121,6 +122,10 @@ class CameraInput:
         from companion.vision.interpret import interpret
 
         self.readings += 1
+        game = self.referee.game
+        if game.id != "vault-assault":  # another game: its own reading of the pip dice
+            self._other_game_reading(game, reading)
+            return
         table = interpret(reading, self._dice) if self._dice else interpret(reading)
         self.referee.mosaic = {
             s.stage: frozenset(p - 1 for p in s.placed if 1 <= p <= 4) for s in table.stages
@@ -138,6 +143,23 @@ class CameraInput:
         self.referee.camera_status = (
             f"Camera: {len(reading.dice)} dice settled ({unknown} unknown)"
             f"{'' if reading.mat_found else ', no mat in view'} · mosaics {mosaics}"
+        )
+        self.referee.refresh()
+
+    def _other_game_reading(self, game: Any, reading: FrameReading) -> None:
+        """The pips of the settled pip dice, left to right, through the game's
+        `camera_advice` (Vault solitaire: the helper's use of this roll), said once per
+        new advice; the table confirms by entering the roll."""
+        dice = sorted((d for d in reading.dice if d.dice_set == "pip" and d.face.isdigit()),
+                      key=lambda d: d.centre)
+        pips = [int(d.face) for d in dice]
+        advice = game.camera_advice(self.referee.state, pips)
+        if advice and advice != self._advice:
+            self.referee.messages.append(advice)
+        self._advice = advice
+        self.referee.camera_status = (
+            f"Camera: {len(reading.dice)} dice settled, pips {' '.join(map(str, pips)) or '-'}"
+            f"{'' if reading.mat_found else ', no mat in view'}"
         )
         self.referee.refresh()
 

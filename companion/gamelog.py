@@ -81,10 +81,29 @@ def check_chain(text: str, event: dict[str, Any], prev: str) -> str | None:
     return None
 
 
+class LogProblem(str):
+    """One problem found reading a log: the line "line N: reason" (a `str`, as it always
+    was) with its `line` number and a `code`, so nobody parses the text back: "undecodable"
+    (skipped), "torn" (a torn last line, skipped), "damaged" (a checksum fails: reading
+    stopped there), "rejected" (the rules refused the event: resume skips it)."""
+
+    line: int
+    code: str
+
+    def __new__(cls, line: int, code: str, reason: str) -> LogProblem:
+        obj = super().__new__(cls, f"line {line}: {reason}")
+        obj.line = line
+        obj.code = code
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (LogProblem, (self.line, self.code, str(self).split(": ", 1)[1]))
+
+
 @dataclass
 class LogContents:
     events: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (line no, event)
-    problems: list[str] = field(default_factory=list)  # one line each: "line N: reason"
+    problems: list[str] = field(default_factory=list)  # LogProblem each: "line N: reason"
     torn_tail: bytes = b""  # bytes after the last newline that do not decode
     good_length: int = 0  # bytes up to and including the last whole line
     chained: bool = False  # the log carries checksums (a chain)
@@ -108,7 +127,7 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
         if why:
             out.damaged_line, out.damage, out.damaged_offset = n, why, start
             out.problems.append(
-                f"line {n}: damaged ({why}); the game is kept up to line {n - 1}"
+                LogProblem(n, "damaged", f"damaged ({why}); the game is kept up to line {n - 1}")
             )
             out.good_length = start
             return out
@@ -121,12 +140,14 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
             event = decode(text)
         except (EventFormatError, UnicodeDecodeError):
             out.torn_tail = tail
-            out.problems.append(f"line {n}: torn last line ({len(tail)} bytes) skipped")
+            out.problems.append(
+                LogProblem(n, "torn", f"torn last line ({len(tail)} bytes) skipped"))
         else:
             why = _chain_problem(out, text.strip(), event)
             if why:  # a last line cut exactly at a brace is torn too, not damage
                 out.torn_tail = tail
-                out.problems.append(f"line {n}: torn last line ({len(tail)} bytes) skipped")
+                out.problems.append(
+                    LogProblem(n, "torn", f"torn last line ({len(tail)} bytes) skipped"))
             else:
                 out.events.append((n, event))
                 out.good_length = len(data)
@@ -144,7 +165,7 @@ def _take_line(out: LogContents, n: int, line: str, raw: bytes) -> str | None:
     except EventFormatError as exc:
         if out.chained:
             return str(exc)
-        out.problems.append(f"line {n}: {exc}")
+        out.problems.append(LogProblem(n, "undecodable", str(exc)))
         return None
     why = _chain_problem(out, line.strip(), event)
     if why:

@@ -19,11 +19,11 @@ import sys
 from companion.buzzers import BuzzerInput, attach_buttons, prepare_interpreter
 from companion.display.terminal import TerminalDisplay
 from companion.gamelog import GameLog
+from companion.games.registry import parse_command
 from companion.hardware.buttons import DEFAULT_PINS
 from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop
 from companion.rules.state import GAME_OVER, GameState
-from companion.sim_table import HELP, parse_command
 
 PROMPT = "keys 0-3 press buttons · command + Enter · help · quit > "
 
@@ -77,7 +77,8 @@ async def run_interactive(
             done.set()
             return
         if text == "help":
-            display.help = [*HELP.splitlines(), "(Enter or any command closes this help)"]
+            lines = referee.game.help.splitlines()
+            display.help = [*lines, "(Enter or any command closes this help)"]
             referee.refresh()
             return
         if text.isdigit() and len(text) == 1:
@@ -169,6 +170,8 @@ async def run_interactive(
 
 def why_no_press(state: GameState, seat: int, buttons: int) -> str | None:
     """Why a seat key does nothing, in one line (None: it presses a button)."""
+    if not isinstance(state, GameState):  # another game: its own seats (or none)
+        return f"key {seat}: no seat {seat}" if seat >= buttons else None
     if state.nseats and seat >= state.nseats:
         what = "teams" if state.players == 4 else "seats"
         return (

@@ -15,16 +15,16 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from companion.display.frame import Frame
-from companion.display.model import render
 from companion.events import MAX_REASON_CHARS, clip, encode
-from companion.gamelog import GameLog, read_log
-from companion.rules.engine import Output, Result, apply, new_state
+from companion.gamelog import GameLog, LogContents, LogProblem, read_log
+from companion.games import registry
+from companion.rules.engine import Output, Rejection, Result, apply, new_state
 from companion.rules.state import GameState
 
 FLASH_SECONDS = 1.2
@@ -37,7 +37,7 @@ class View:
     """Everything a display may show at one moment."""
 
     frame: Frame
-    state: GameState
+    state: GameState  # or another game's state (companion.games.registry)
     flash: str | None = None
     messages: tuple[str, ...] = ()
     recent_events: tuple[str, ...] = ()
@@ -75,6 +75,39 @@ class ResumeReport:
         }
 
 
+@dataclass(frozen=True)
+class JudgedLine:
+    """One line of a log, judged: its event and the rules' Result, or the problem that
+    kept it out (a LogProblem: undecodable, torn, damaged, or rejected by the rules);
+    `state` is the game after this line."""
+
+    line: int
+    event: dict[str, Any] | None
+    result: Result | None
+    problem: LogProblem | None
+    state: Any
+
+
+def judged_lines(contents: LogContents, state: Any = None) -> Iterator[JudgedLine]:
+    """Every line of a read log in order, each event judged by the game of the log's
+    first `new_game` (companion.games.registry). The one replay policy-free walk that
+    `resume_state` (skip what is refused) and `replay` (stop, or skip) share."""
+    state = new_state() if state is None else state
+    problems = [p for p in contents.problems if isinstance(p, LogProblem)]
+    entries: list[tuple[int, Any]] = [(n, ev) for n, ev in contents.events]
+    entries += [(p.line, p) for p in problems]
+    for n, item in sorted(entries, key=lambda e: e[0]):
+        if isinstance(item, LogProblem):
+            yield JudgedLine(n, None, None, item, state)
+            continue
+        result = registry.judge(state, item)
+        if result.rejection:
+            yield JudgedLine(n, item, result, LogProblem(n, "rejected", result.rejection), state)
+            continue
+        state = result.state
+        yield JudgedLine(n, item, result, None, state)
+
+
 def resume_state(path: str | Path) -> tuple[GameState, ResumeReport]:
     """Rebuild the game from its log. Lines that fail to decode or apply are reported
     (one line each) and skipped; a torn last line is reported, never fatal."""
@@ -87,15 +120,17 @@ def resume_state(path: str | Path) -> tuple[GameState, ResumeReport]:
     report.problems.extend(contents.problems)
     report.damaged_line, report.damage = contents.damaged_line, contents.damage
     report.chained = contents.chained
-    for n, event in contents.events:
+    for judged in judged_lines(contents, state):
+        event = judged.event
+        if event is None:  # a read problem: already reported above
+            continue
         clock = event.get("clock")
         if isinstance(clock, str):
             report.last_clock = clock
-        result = apply(state, event)
-        if result.rejection:
-            report.problems.append(f"line {n}: {result.rejection}")
+        if judged.problem is not None:  # refused by the rules: reported and skipped
+            report.problems.append(judged.problem)
             continue
-        state = result.state
+        state = judged.state
         report.events += 1
     return state, report
 
@@ -162,6 +197,11 @@ class Referee:
         # A damaged log's offer to the table (ResumeReport.choice()), for the page.
         self.resume_choice: dict[str, Any] | None = None
 
+    @property
+    def game(self) -> registry.Game:
+        """The game being played (Vault Assault until a new_game names another)."""
+        return registry.of_state(self.state)
+
     # ---- the game log and its faults
     @property
     def log(self) -> GameLog | None:
@@ -208,9 +248,12 @@ class Referee:
         recording it becomes an announced "internal error: ..." rejection, and one in
         showing it an announced notice; the referee goes on with the next event."""
         try:
-            result = apply(self.state, event, self.undo_limit)
+            game, state = registry.chosen_by(self.state, event)
+            judge = apply if game.id == registry.DEFAULT else game.apply
+            result = judge(state, event, self.undo_limit)
         except Exception as exc:  # a bug in the rules must not stop the referee
-            result = Result(self.state, self._fault(exc, "judging"), ())
+            reason = Rejection(self._fault(exc, "judging"), "internal_error")
+            result = Result(self.state, reason, ())
         if result.rejection:
             self.rejections += 1
             self.messages.append(f"REJECTED {result.rejection}")
@@ -227,13 +270,14 @@ class Referee:
                     self.log.append(event)  # in order; fsync'd by the log's writer thread
                 line = encode(event)
             except Exception as exc:  # not recordable: not accepted (nothing unlogged)
-                reason = self._fault(exc, "logging")
+                reason = Rejection(self._fault(exc, "logging"), "internal_error")
                 self.rejections += 1
                 self.messages.append(f"REJECTED {reason}")
                 result = Result(self.state, reason, ())
             else:
                 self.state = result.state
-                self.recent_events.append(line)
+                hidden = self.game.public_line(event)  # e.g. a Big Score choice: who, not what
+                self.recent_events.append(line if hidden is None else hidden)
         try:
             self._take_outputs(result.outputs)
             finish = event.get("photo_finish") if isinstance(event, dict) else None
@@ -324,7 +368,7 @@ class Referee:
         self.refresh()
 
     def view(self) -> View:
-        frame = render(self.state, self.flash, self.tick, self.mosaic)
+        frame = self.game.render(self.state, self.flash, self.tick, self.mosaic)
         return View(
             frame,
             self.state,

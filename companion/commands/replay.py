@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 
-from companion.display.model import status_lines
 from companion.gamelog import read_log
-from companion.rules.engine import apply, new_state
-from companion.rules.summary import summary
+from companion.games.registry import status_lines, summary
+from companion.loop import judged_lines
+from companion.rules.engine import new_state
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,24 +30,18 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"replay: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    problems = {int(p.split(":")[0].split()[1]): p for p in contents.problems}
     state = new_state()
-    entries: list[tuple[int, dict | None]] = [(n, ev) for n, ev in contents.events]
-    entries += [(n, None) for n in problems]
-    for n, event in sorted(entries, key=lambda e: e[0]):
-        if event is None:
-            reason = problems[n]
-        else:
-            result = apply(state, event)
-            if not result.rejection:
-                state = result.state
-                continue
-            reason = f"line {n}: {result.rejection}"
-        print(reason, file=sys.stderr)
-        torn = "torn last line" in reason
-        if not args.skip_invalid and not torn:
+    # The same walk as resume_state (companion.loop.judged_lines), with replay's policy:
+    # stop at the first problem, or report each and go on with --skip-invalid.
+    for judged in judged_lines(contents, state):
+        state = judged.state
+        problem = judged.problem
+        if problem is None:
+            continue
+        print(problem, file=sys.stderr)
+        if not args.skip_invalid and problem.code != "torn":
             return 2
-        if n == contents.damaged_line:
+        if problem.code == "damaged":
             return 2  # a damaged (checksum) line ends what can be trusted, skip or not
     if args.json:
         print(json.dumps(summary(state)))

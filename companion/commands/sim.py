@@ -18,13 +18,13 @@ from pathlib import Path
 from companion.buzzers import BuzzerInput
 from companion.events import EventFormatError, decode, is_comment, split_lines
 from companion.gamelog import GameLog
+from companion.games.registry import summary
 from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import DEFAULT_PINS, SeatButtons
 from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop, resume_state
 from companion.rules.engine import winners_of
-from companion.rules.state import GAME_OVER
-from companion.rules.summary import summary
+from companion.rules.state import GAME_OVER, GameState
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -75,7 +75,9 @@ def _open_log(path: str | None) -> tuple[GameLog | None, Referee]:
     log = GameLog(path)
     if report.events:
         notes.append(f"resumed {path}: {report.events} events")
-    if state.phase == GAME_OVER:
+    if state.phase == GAME_OVER and not isinstance(state, GameState):
+        notes.append("this game is over; `new ...` starts a new game in a new log")
+    elif state.phase == GAME_OVER:
         winners = winners_of(state)
         who = " and ".join(state.seats[w].name for w in winners)
         notes.append(

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from companion.display.frame import Frame
-from companion.display.model import status_lines
+from companion.games.registry import status_lines  # each game's own lines
 from companion.loop import View
 from companion.rules.engine import Result
 

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from companion.rules.engine import Output, Result
+from companion.rules.engine import Output, Rejection, Result
 
-__all__ = ["Output", "Result", "Rejected", "NOTE_TYPES", "run", "field", "whole", "boolean",
-           "names_of"]
+__all__ = ["Output", "Result", "Rejected", "Rejection", "NOTE_TYPES", "run", "field", "whole",
+           "boolean", "names_of"]
 
 # Log lines that never change a game (the loop records rejected input as `rejected`).
 NOTE_TYPES = frozenset({"rejected", "note"})
@@ -29,12 +29,18 @@ Handler = Callable[[Any, Mapping[str, Any]], tuple[Any, list[Output]]]
 
 
 class Rejected(Exception):
-    """Raised inside handlers; `run` turns it into a one-line rejection."""
+    """Raised inside handlers; `run` turns it into a one-line rejection with a code
+    (`companion.rules.engine.Rejection`: the same codes as Vault Assault's where they
+    apply, "rejected" for any other rule)."""
+
+    def __init__(self, text: str, code: str = "rejected") -> None:
+        super().__init__(text)
+        self.code = code
 
 
 def field(event: Mapping[str, Any], key: str) -> Any:
     if key not in event:
-        raise Rejected(f"{event.get('type')}: missing field '{key}'")
+        raise Rejected(f"{event.get('type')}: missing field '{key}'", "missing_field")
     return event[key]
 
 
@@ -44,19 +50,22 @@ def whole(event: Mapping[str, Any], key: str, lo: int | None = None, hi: int | N
         return default
     value = field(event, key)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise Rejected(f"{event['type']}: '{key}' must be a whole number, got {_short(value)}")
+        raise Rejected(f"{event['type']}: '{key}' must be a whole number, got {_short(value)}",
+                       "bad_value")
     lo_ = -MAX_WHOLE if lo is None else lo
     hi_ = MAX_WHOLE if hi is None else hi
     if value < lo_ or value > hi_:
         span = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        raise Rejected(f"{event['type']}: '{key}' must be {span}, got {_short(value)}")
+        raise Rejected(f"{event['type']}: '{key}' must be {span}, got {_short(value)}",
+                       "bad_value")
     return value
 
 
 def boolean(event: Mapping[str, Any], key: str) -> bool:
     value = field(event, key)
     if not isinstance(value, bool):
-        raise Rejected(f"{event['type']}: '{key}' must be true or false, got {_short(value)}")
+        raise Rejected(f"{event['type']}: '{key}' must be true or false, got {_short(value)}",
+                       "bad_value")
     return value
 
 
@@ -70,7 +79,7 @@ def names_of(event: Mapping[str, Any], count: int | tuple[int, int]) -> tuple[st
     ):
         want = f"{lo}" if lo == hi else f"{lo}-{hi}"
         raise Rejected(f"new_game: 'names' must list {want} non-empty names (up to 40 "
-                       f"characters), got {_short(names)}")
+                       f"characters), got {_short(names)}", "bad_value")
     return tuple(n.strip() for n in names)
 
 
@@ -85,28 +94,29 @@ def run(state: S, event: Any, handlers: Mapping[str, Handler]) -> Result:
     one line saying why."""
     try:
         if not isinstance(event, Mapping):
-            raise Rejected(f"an event must be a JSON object, got {type(event).__name__}")
+            raise Rejected(f"an event must be a JSON object, got {type(event).__name__}",
+                           "not_an_object")
         kind = event.get("type")
         if not isinstance(kind, str):
-            raise Rejected("event has no 'type'")
+            raise Rejected("event has no 'type'", "no_type")
         if "ts_ns" in event:
             ts = event["ts_ns"]
             if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
-                raise Rejected(f"{kind}: 'ts_ns' must be a non-negative whole number")
+                raise Rejected(f"{kind}: 'ts_ns' must be a non-negative whole number", "bad_value")
         if kind in NOTE_TYPES:
             return Result(state, None, ())  # type: ignore[arg-type]
         if kind == "undo":
             prev = getattr(state, "prev", None)
             if prev is None:
-                raise Rejected("undo: nothing to undo")
+                raise Rejected("undo: nothing to undo", "nothing_to_undo")
             return Result(prev, None, (Output("announce", "undo", "Undone"),))
         handler = handlers.get(kind)
         if handler is None:
-            raise Rejected(f"unknown event type {_short(kind)}")
+            raise Rejected(f"unknown event type {_short(kind)}", "unknown_event")
         new, outputs = handler(state, event)
     except Rejected as exc:
         text = str(exc).splitlines()[0] if str(exc) else "rejected"
-        return Result(state, text, ())  # type: ignore[arg-type]
+        return Result(state, Rejection(text, exc.code), ())  # type: ignore[arg-type]
     new = replace(new, events_applied=state.events_applied + 1, prev=state)  # type: ignore
     return Result(new, None, tuple(outputs))
 

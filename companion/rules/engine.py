@@ -58,7 +58,38 @@ class Result(NamedTuple):
 
 
 class Rejected(Exception):
-    """Raised inside handlers; apply() turns it into a rejection."""
+    """Raised inside handlers; apply() turns it into a rejection (a `Rejection`)."""
+
+    def __init__(self, text: str, code: str = "rejected") -> None:
+        super().__init__(text)
+        self.code = code
+
+
+class Rejection(str):
+    """A rejection: its one line (a `str`, as it always was: logs, pages and tests read
+    the text) and a `code` naming what was wrong, for callers that decide on it (the
+    false-start flash, the spoken callouts), so nobody matches the text. Codes:
+    `not_an_object`, `no_type`, `unknown_event`, `nothing_to_undo`, `missing_field`,
+    `bad_value`, `wrong_phase`, `false_start`, `too_late`, `arrest_too_early`,
+    `hostage_set_aside`, `stage_out_of_order`, `bank_empty`, `one_bang_per_stage`,
+    `internal_error` (the referee's), `rejected` (any other rule)."""
+
+    code: str
+
+    def __new__(cls, text: str, code: str = "rejected") -> Rejection:
+        obj = super().__new__(cls, text)
+        obj.code = code
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Rejection, (str(self), self.code))
+
+
+def rejection_code(rejection: str | None) -> str | None:
+    """The code of a rejection (None: accepted; "rejected" for a plain string)."""
+    if rejection is None:
+        return None
+    return getattr(rejection, "code", "rejected")
 
 
 def new_state() -> GameState:
@@ -108,17 +139,18 @@ def trim_undo(state: GameState, keep: int) -> GameState:
 
 def _field(event: Mapping[str, Any], key: str) -> Any:
     if key not in event:
-        raise Rejected(f"{event.get('type')}: missing field '{key}'")
+        raise Rejected(f"{event.get('type')}: missing field '{key}'", "missing_field")
     return event[key]
 
 
 def _int(event: Mapping[str, Any], key: str, lo: int | None = None, hi: int | None = None) -> int:
     value = _field(event, key)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise Rejected(f"{event['type']}: '{key}' must be a whole number, got {value!r}")
+        raise Rejected(f"{event['type']}: '{key}' must be a whole number, got {value!r}",
+                       "bad_value")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         span = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        raise Rejected(f"{event['type']}: '{key}' must be {span}, got {value}")
+        raise Rejected(f"{event['type']}: '{key}' must be {span}, got {value}", "bad_value")
     return value
 
 
@@ -157,7 +189,7 @@ def _phase(state: GameState, event: Mapping[str, Any], *allowed: str) -> None:
         IMPOUND: "the race is settled; waiting for impounds",
         GAME_OVER: "the game is over",
     }[state.phase]
-    raise Rejected(f"{event['type']}: not allowed now: {what}")
+    raise Rejected(f"{event['type']}: not allowed now: {what}", "wrong_phase")
 
 
 def _set_seat(seats: tuple[Seat, ...], seat: int, **changes: Any) -> tuple[Seat, ...]:
@@ -374,10 +406,12 @@ def _stage(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Out
     assert state.turn is not None
     stage = _int(ev, "stage", 1, d.STAGES_BEFORE_ARREST)
     if state.bank_empty:
-        raise Rejected("stage: the bank is empty: remaining stages are skipped, claim the Arrest")
+        raise Rejected("stage: the bank is empty: remaining stages are skipped, claim the Arrest",
+                       "bank_empty")
     if stage != state.turn.stages + 1:
         raise Rejected(
-            f"stage: stages go in order; next is stage {state.turn.stages + 1}, got {stage}"
+            f"stage: stages go in order; next is stage {state.turn.stages + 1}, got {stage}",
+            "stage_out_of_order",
         )
     turn = replace(state.turn, stages=stage)
     return replace(state, turn=turn), [
@@ -389,7 +423,8 @@ def _dye_pack(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[
     _phase(state, ev, ASSAULT)
     assert state.turn is not None
     if state.turn.bang_since_stage:
-        raise Rejected("dye_pack: only one Bang! before each stage; claim the next stage first")
+        raise Rejected("dye_pack: only one Bang! before each stage; claim the next stage first",
+                       "one_bang_per_stage")
     targets = _field(ev, "targets")
     if not isinstance(targets, list) or not 1 <= len(targets) <= d.TILES_PER_DYE_PACK:
         raise Rejected(
@@ -478,11 +513,13 @@ def _buzz(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Outp
         seat = _seat(state, ev)
         raise Rejected(
             f"buzz: too late: {_name(state, seat)} pressed {after.get('by_ns')} ns after "
-            f"seat {after.get('seat')}, whose press settled the race"
+            f"seat {after.get('seat')}, whose press settled the race",
+            "too_late",
         )
     if state.phase in (HEIST_HIDE, HEIST, HEIST_OVER):
         seat = _seat(state, ev)
-        raise Rejected(f"buzz: false start: {_name(state, seat)} pressed before Go!")
+        raise Rejected(f"buzz: false start: {_name(state, seat)} pressed before Go!",
+                       "false_start")
     _phase(state, ev, ASSAULT)
     assert state.turn is not None
     turn = state.turn
@@ -496,13 +533,15 @@ def _buzz(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Outp
         # Stamped before Go! but delivered after it: the edge's time decides.
         raise Rejected(
             f"buzz: false start: {_name(state, seat)} pressed "
-            f"{(turn.go_ns - ts) / 1e6:.3f} ms before Go!"
+            f"{(turn.go_ns - ts) / 1e6:.3f} ms before Go!",
+            "false_start",
         )
     if seat == turn.cop:
         if turn.stages < d.STAGES_BEFORE_ARREST and not state.bank_empty:
             raise Rejected(
                 f"buzz: Arrested! needs stages 1-{d.STAGES_BEFORE_ARREST} complete "
-                f"(only {turn.stages} claimed)"
+                f"(only {turn.stages} claimed)",
+                "arrest_too_early",
             )
         caught = frozenset(s for s in state.robbers() if s not in turn.escaped)
         seats = state.seats
@@ -524,7 +563,8 @@ def _buzz(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Outp
     if seat in turn.hostages and setup.robber_dice - 1 < setup.escape_needs:
         raise Rejected(
             f"buzz: {_name(state, seat)} has a hostage die set aside: "
-            f"{setup.robber_dice - 1} dice cannot show {setup.escape_needs} Escapes (Backup first)"
+            f"{setup.robber_dice - 1} dice cannot show {setup.escape_needs} Escapes (Backup first)",
+            "hostage_set_aside",
         )
     seats = _set_seat(state.seats, seat, escaped=state.seats[seat].escaped + 1)
     turn = replace(turn, escaped=(*turn.escaped, seat))
@@ -687,30 +727,32 @@ def apply(state: GameState, event: Any, undo_limit: int | None = None) -> Result
     on average and between `undo_limit` and twice that many steps are kept."""
     try:
         if type(event) is not dict and not isinstance(event, Mapping):
-            raise Rejected(f"an event must be a JSON object, got {type(event).__name__}")
+            raise Rejected(f"an event must be a JSON object, got {type(event).__name__}",
+                           "not_an_object")
         kind = event.get("type")
         if not isinstance(kind, str):
-            raise Rejected("event has no 'type'")
+            raise Rejected("event has no 'type'", "no_type")
         if "ts_ns" in event:
             ts = event["ts_ns"]
             if isinstance(ts, bool) or not isinstance(ts, int) or not 0 <= ts <= MAX_TS_NS:
-                raise Rejected(f"{clip(kind, 40)}: 'ts_ns' must be a whole number 0..{MAX_TS_NS}")
+                raise Rejected(f"{clip(kind, 40)}: 'ts_ns' must be a whole number 0..{MAX_TS_NS}",
+                               "bad_value")
         if kind in NOTE_TYPES:
             return Result(state, None, ())
         if kind == "undo":
             if state.prev is None:
-                raise Rejected("undo: nothing to undo")
+                raise Rejected("undo: nothing to undo", "nothing_to_undo")
             return Result(state.prev, None, (Output("announce", "undo", "Undone"),))
         handler = HANDLERS.get(kind)
         if handler is None:
-            raise Rejected(f"unknown event type {kind!r}")
+            raise Rejected(f"unknown event type {kind!r}", "unknown_event")
         new, outputs = handler(state, event)
     except Rejected as exc:
         # One printable line, capped, never empty: an empty reason would read as
         # "accepted" to every caller that tests `if result.rejection`.
-        rejection = clip(str(exc)) or "rejected"
+        rejection = Rejection(clip(str(exc)) or "rejected", exc.code)
         flash: tuple[Output, ...] = ()
-        if rejection.startswith("buzz: false start"):
+        if rejection.code == "false_start":
             flash = (Output("flash", "false_start", rejection),)
         return Result(state, rejection, flash)
     if new is state:

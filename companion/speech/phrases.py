@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from companion.rules.engine import Result, total_of
+from companion.rules.engine import Result, rejection_code, total_of
 from companion.rules.state import GameState
 from companion.speech.numbers import margin_words, number_words
 
@@ -67,25 +67,23 @@ def photo_finish_phrase(state: GameState, event: Mapping[str, Any]) -> str | Non
 
 
 def rejection_phrase(state: GameState, event: Mapping[str, Any], reason: str) -> str | None:
-    """The rejections worth hearing: those of a button press, and stages out of order."""
+    """The rejections worth hearing: those of a button press, and stages out of order,
+    chosen by the rejection's code (companion.rules.engine.Rejection), never its text."""
     kind = event.get("type")
+    code = rejection_code(reason)
     who = _name(state, event.get("seat"))
     if kind == "buzz":
-        if "false start" in reason:
-            return f"False start! {who}."
-        if "too late" in reason:
-            return f"Too late, {who}."
-        if "Arrested! needs stages" in reason:
-            return "Not yet! The cops need all three stages before the arrest."
-        if "hostage die set aside" in reason:
-            return f"{who}, you have a hostage set aside. Backup first!"
-        return None
-    if kind == "stage" and "stages go in order" in reason:
-        m = re.search(r"next is stage (\d)", reason)
-        return f"Stage {number_words(int(m.group(1)))} comes next." if m else None
-    if kind == "stage" and "bank is empty" in reason:
+        return {
+            "false_start": f"False start! {who}.",
+            "too_late": f"Too late, {who}.",
+            "arrest_too_early": "Not yet! The cops need all three stages before the arrest.",
+            "hostage_set_aside": f"{who}, you have a hostage set aside. Backup first!",
+        }.get(code or "")
+    if kind == "stage" and code == "stage_out_of_order" and state.turn is not None:
+        return f"Stage {number_words(state.turn.stages + 1)} comes next."
+    if kind == "stage" and code == "bank_empty":
         return "The bank is empty. No more stages: go for the arrest!"
-    if kind == "dye_pack" and "only one Bang!" in reason:
+    if kind == "dye_pack" and code == "one_bang_per_stage":
         return "Only one bang before each stage."
     return None
 
@@ -107,6 +105,8 @@ def callouts(event: Any, result: Result) -> list[str]:
     if not isinstance(event, Mapping):
         return []
     state = result.state
+    if not isinstance(state, GameState):  # another game (companion.games.registry)
+        return other_game_callouts(event, result)
     if result.rejection:
         phrase = rejection_phrase(state, event, result.rejection)
         return [phrase] if phrase else []
@@ -157,6 +157,34 @@ def callouts(event: Any, result: Result) -> list[str]:
                 said.append(phrase)
         elif name == "undo":
             said.append("Undone.")
+    return said
+
+
+# The other games' outputs said out loud: their texts, by output name.
+SPOKEN_OUTPUTS = frozenset({
+    # The Big Score: the choosing window, who has chosen (never what), the reveal, the
+    # cop track, fleeing, Busted, the marker and the trade order, the winner.
+    "new_game", "choose", "chosen", "reveal", "cop", "fled", "busted", "over",
+    "first_player", "trade", "winners",
+    # Vault (solitaire): the round's roll, a line cracked, a lock closing, the score.
+    "roll", "gems", "lock",
+    # Vault (abstract): captures, the win, an agreed draw.
+    "capture", "win", "draw",
+})
+
+
+def other_game_callouts(event: Mapping[str, Any], result: Result) -> list[str]:
+    """The Big Score, Vault (solitaire), Vault (abstract): each spoken output's own
+    text, without seat tags ("Act II" read "Act two"); rejections stay on the screen."""
+    if result.rejection:
+        return []
+    said: list[str] = []
+    for out in result.outputs:
+        if out.name == "undo":
+            said.append("Undone.")
+        elif out.name in SPOKEN_OUTPUTS and out.text:
+            text = _SEAT_TAG.sub("", out.text).replace("Act II", "Act two")
+            said.append(text if text.endswith(("!", ".", "?")) else text + ".")
     return said
 
 

@@ -27,12 +27,19 @@ from urllib.parse import urlsplit
 from aiohttp import WSMsgType, web
 
 from companion.events import EventFormatError, decode
+from companion.games import registry
 from companion.loop import TableLoop, View
 from companion.rules.engine import EVENT_TYPES, NOTE_TYPES
-from companion.sim_table import parse_command
 from companion.web.moves import legal_moves
 from companion.web.pairing import Pairing
-from companion.web.view import History, earlier_game, led_rows, state_payload
+from companion.web.view import (
+    History,
+    earlier_game,
+    game_payload,
+    led_rows,
+    other_games,
+    state_payload,
+)
 
 STATIC = Path(__file__).parent / "static"
 COOKIE = "vc_session"
@@ -175,13 +182,25 @@ class PageServer:
 
     def state(self) -> dict[str, Any]:
         referee = self.referee
-        return state_payload(
+        game = referee.game
+        if game.id != registry.DEFAULT:  # another game: its own moves and payload
+            return game_payload(
+                referee.state,
+                history=self.history,
+                messages=list(referee.messages),
+                moves=game.page_moves(referee.state, self.new_game_after_over),
+                games=self.games(),
+            )
+        payload = state_payload(
             referee.state,
             history=self.history,
             messages=list(referee.messages),
             moves=legal_moves(referee.state, new_game_after_over=self.new_game_after_over),
             games=self.games(),
         )
+        if "new_game" in payload["moves"]:
+            payload["other_games"] = other_games()  # the page may start one of these
+        return payload
 
     def state_json(self) -> str:
         key = (id(self.referee.state), tuple(self.referee.messages), self.history.seq)
@@ -332,13 +351,15 @@ class PageServer:
             if len(command) > 500 or "\n" in command:
                 return "command: one line of at most 500 characters"
             try:
-                body = parse_command(command, self.referee.state)
+                body = registry.parse_command(command, self.referee.state)
             except (ValueError, IndexError) as exc:
                 return f"command: {exc}"
         kind = body.get("type")
         if not isinstance(kind, str):
             return "event has no 'type'"
-        if kind not in EVENT_TYPES or kind in NOTE_TYPES:
+        known = EVENT_TYPES if self.referee.game.id == registry.DEFAULT else (
+            self.referee.game.event_types | {"new_game"})
+        if kind not in known or kind in NOTE_TYPES:
             return f"unknown event type {kind[:40]!r}"
         return body
 

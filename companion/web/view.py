@@ -15,7 +15,8 @@ from typing import Any
 from companion.display.frame import Frame
 from companion.display.model import status_lines
 from companion.events import encode
-from companion.rules.engine import Result, apply, total_of
+from companion.games import registry
+from companion.rules.engine import Result, total_of
 from companion.rules.state import HEIST, HEIST_HIDE, GameState
 from companion.rules.summary import summary
 
@@ -41,6 +42,8 @@ def public_event(event: dict[str, Any]) -> dict[str, Any]:
     """The event as the page may show it: the cops' row hidden until the heist ends."""
     if isinstance(event, dict) and event.get("type") == "heist_hide":
         return {"type": "heist_hide", "row": "hidden"}
+    if isinstance(event, dict) and event.get("type") == "choose":  # The Big Score: secret
+        return {"type": "choose", "seat": event.get("seat")}
     return event
 
 
@@ -110,6 +113,11 @@ def earlier_game(path: Path) -> dict[str, Any] | None:
         state, report = resume_state(path)
     except (OSError, ValueError):
         return None
+    game = registry.of_state(state)
+    if game.id != registry.DEFAULT:
+        if not game.started(state):
+            return None
+        return {"log": path.name, "events": report.events, **game.summary(state)}
     if not state.seats:
         return None
     return {"log": path.name, "events": report.events, **summary(state)}
@@ -135,7 +143,7 @@ class History:
 
         state = new_state()
         for event in events:
-            result = apply(state, event)
+            result = registry.judge(state, event)
             if event.get("type") == "rejected":
                 self.add(event.get("event", {}), result, reason=event.get("reason"))
                 continue
@@ -222,6 +230,47 @@ def state_payload(
         "events_applied": state.events_applied,
         "seat_details": seat_details(state),
         "turn": turn_details(state),
+        "messages": messages,
+        "history": list(history.entries),
+        "history_seq": history.seq,
+        "verdict": history.verdict,
+        "moves": moves,
+        "undo_takes_back": history.undo_takes_back(state),
+        "games": games,
+    }
+
+
+def other_games() -> list[dict[str, Any]]:
+    """The games besides Vault Assault a page may start while no game is on."""
+    out = []
+    for game_id, (lo, hi) in registry.PLAYERS.items():
+        out.append({"game": game_id, "name": registry.get(game_id).name,
+                    "players": [lo, hi]})
+    return out
+
+
+def game_payload(
+    state: Any,
+    *,
+    history: History,
+    messages: list[str],
+    moves: dict[str, Any],
+    games: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The page's state for a game other than Vault Assault: its `replay --json`
+    summary at the top level (with "game") and whole under "summary" (the abstract
+    game's list of played "moves" is overwritten at the top level by the legal moves,
+    as on Vault Assault's page), its own details under "details"."""
+    game = registry.of_state(state)
+    summary_ = game.summary(state)
+    return {
+        **summary_,
+        "summary": summary_,
+        "title": game.name,
+        "phase": state.phase,
+        "status": game.status_lines(state),
+        "events_applied": state.events_applied,
+        "details": game.page_details(state),
         "messages": messages,
         "history": list(history.entries),
         "history_seq": history.seq,

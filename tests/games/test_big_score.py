@@ -16,7 +16,7 @@ from companion.games.big_score import engine as e
 from companion.games.big_score.state import CHOOSE, GAME_OVER, TRADE
 from companion.games.big_score.summary import breakdown, summary, total, winners
 
-SCRIPT = Path(__file__).parent.parent / "scripts" / "games" / "big-score-3p.jsonl"
+SCRIPT = Path(__file__).parent.parent / "scripts" / "big-score-3p.jsonl"
 FLOOR = ["artifact", "silver", "cash20", "diamond", "key"]
 
 

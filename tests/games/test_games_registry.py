@@ -10,7 +10,7 @@ import pytest
 from companion.gamelog import read_log
 from companion.games import PACKAGES, game
 
-SCRIPTS = Path(__file__).parent.parent / "scripts" / "games"
+SCRIPTS = Path(__file__).parent.parent / "scripts"
 SCRIPT_OF = {"big-score": "big-score-3p.jsonl", "vault-solitaire": "vault-solitaire.jsonl",
              "vault-abstract": "vault-abstract.jsonl"}
 

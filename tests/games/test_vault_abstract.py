@@ -17,7 +17,7 @@ from companion.games.vault_abstract.opponent import choose_move
 from companion.games.vault_abstract.state import GAME_OVER, PLAYING
 from companion.games.vault_abstract.summary import summary
 
-SCRIPT = Path(__file__).parent.parent / "scripts" / "games" / "vault-abstract.jsonl"
+SCRIPT = Path(__file__).parent.parent / "scripts" / "vault-abstract.jsonl"
 NEW = {"type": "new_game", "game": "vault-abstract", "players": 2, "names": ["W", "B"]}
 
 

@@ -17,7 +17,7 @@ from companion.games.vault_solitaire.helper import evaluate, greedy, suggest
 from companion.games.vault_solitaire.state import GAME_OVER, PLAY, ROLL
 from companion.games.vault_solitaire.summary import summary
 
-SCRIPT = Path(__file__).parent.parent / "scripts" / "games" / "vault-solitaire.jsonl"
+SCRIPT = Path(__file__).parent.parent / "scripts" / "vault-solitaire.jsonl"
 NEW = {"type": "new_game", "game": "vault-solitaire", "players": 1, "names": ["Sam"]}
 
 

@@ -1,6 +1,6 @@
 """The Big Score, Act II (Van Ryder Games, 2018) as data. Money is in $K.
 
-Readings where the rulebook text lost a picture (see companion/games/README.md):
+Readings where the rulebook text lost a picture (see the README, "More games on the same box"):
 - COP_SPACES: the cop track's numbered spaces run 1..6 with Busted beyond space 1, so in
   an N-player game the first cop lies on space N and the (N+1)-th cop lands on Busted.
 - ability timing: the Driver's two draws and the Grease Man's steal are entered with the

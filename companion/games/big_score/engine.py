@@ -65,7 +65,7 @@ def _phase(state: BigScoreState, ev: Mapping[str, Any], *allowed: str) -> None:
         TRADE: "the Vault Floor trades are on",
         GAME_OVER: "Act II is over",
     }[state.phase]
-    raise Rejected(f"{ev['type']}: not allowed now: {what}")
+    raise Rejected(f"{ev['type']}: not allowed now: {what}", "wrong_phase")
 
 
 def _token(ev: Mapping[str, Any], value: Any, what: str) -> str:

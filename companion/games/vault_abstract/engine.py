@@ -120,9 +120,9 @@ def _name(state: AbstractState, seat: int) -> str:
 def _playing(state: AbstractState, ev: Mapping[str, Any]) -> None:
     if state.phase == NO_GAME:
         raise Rejected(f"{ev['type']}: not allowed now: no game has started (send new_game "
-                       "first)")
+                       "first)", "wrong_phase")
     if state.phase == GAME_OVER:
-        raise Rejected(f"{ev['type']}: not allowed now: the game is over")
+        raise Rejected(f"{ev['type']}: not allowed now: the game is over", "wrong_phase")
 
 
 def _new_game(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractState, list[Output]]:

@@ -1,8 +1,8 @@
 """Vault, the solitaire dice game (v1.7), as data: the board, locks, gems, skimmers.
 
 The rulebook text lost most of the board picture. What survives is a 6-row grid of
-numbers/Odd/Even/x2 with lock letters around it; see companion/games/README.md for each
-reading. In short:
+numbers/Odd/Even/x2 with lock letters around it; see the README ("More games on the
+same box") for each reading. In short:
 - the grid is 6x6, taken from the text's first six cells of each row; a blank cell is a
   blacked-out square (already marked); the text's seventh value in a row is read as
   debris of the right-hand lock column and dropped;

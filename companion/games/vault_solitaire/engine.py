@@ -92,7 +92,7 @@ def _phase(state: SolitaireState, ev: Mapping[str, Any], *allowed: str) -> None:
         PLAY: "the dice are on the table (use them or pass)",
         GAME_OVER: "the game is over",
     }[state.phase]
-    raise Rejected(f"{ev['type']}: not allowed now: {what}")
+    raise Rejected(f"{ev['type']}: not allowed now: {what}", "wrong_phase")
 
 
 def _die_values(ev: Mapping[str, Any], key: str, count: int | None) -> list[int]:

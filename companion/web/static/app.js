@@ -220,6 +220,10 @@ function renderLists() {
   g.textContent = "";
   if (!S.games.length) g.append(el("li", { class: "sub", text: "none in this log folder" }));
   for (const game of S.games) {
+    if (!game.seats) { // another game's log (games.js): its kind and whether it ended
+      g.append(el("li", { text: `${game.log}: ${game.game}${game.over ? " · over" : " · unfinished"}` }));
+      continue;
+    }
     const seats = game.seats.map((s) => `${s.name} ${s.total === null ? "–" : money(s.total)}`);
     const win = game.winners.length ? " · winner " + game.winners.map((w) => game.seats[w].name).join(" & ") : (game.over ? "" : " · unfinished");
     g.append(el("li", { text: `${game.log}: ${seats.join(", ")}${win}` }));
@@ -243,6 +247,7 @@ function renderControls() {
   if (!paired) return;
   const M = S.moves;
   if (M.new_game) box.append(newGameCard(M.new_game));
+  if (S.other_games && typeof otherGamesCard === "function") box.append(otherGamesCard(S.other_games));
   if (M.heist_hide) box.append(hideCard(M.heist_hide));
   if (M.heist_attempt) box.append(flipCard(M.heist_attempt));
   if (M.assault_start) {
@@ -440,6 +445,7 @@ function undoCard() {
 function render() {
   if (!S) return;
   document.body.dataset.seq = S.history_seq; // for tests: which update is on screen
+  if (S.game && typeof renderOtherGame === "function") { renderOtherGame(); return; } // games.js
   renderTop();
   renderScore();
   renderLists();

@@ -1,0 +1,80 @@
+"""Screenshots of the table page in the other games (no pytest needed).
+
+    .venv/bin/python benchmarks/page_games.py docs
+
+Plays part of tests/scripts/vault-abstract.jsonl and big-score-3p.jsonl through a
+TableLoop with the page on 127.0.0.1 and saves the paired phone page (360x740, full
+page) with Debian's Chromium through Playwright: page-abstract.png (a pawn selected,
+its legal destinations lit) and page-big-score.png (the choosing window, one seat has
+chosen). Prints one line per file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+from page_gallery import PHONE, chromium
+
+from companion.gamelog import GameLog, read_log
+from companion.loop import Referee, TableLoop
+from companion.web.server import start_page
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "scripts"
+# (picture, script, events played, a cell to tap first or None)
+SHOTS = (
+    ("page-abstract.png", "vault-abstract.jsonl", 7, "a5"),
+    ("page-big-score.png", "big-score-3p.jsonl", 2, None),
+)
+
+
+async def shoot(browser, out: Path, name: str, script: str, n: int, tap: str | None) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="page-games-"))
+    log = GameLog(tmp / "game-1.jsonl", fsync=False)
+    referee = Referee(log=log)
+    table = TableLoop(referee)
+    await table.start()
+    server = await start_page(table, "127.0.0.1", 0, "2468")
+    try:
+        for _, ev in list(read_log(SCRIPTS / script).events)[:n]:
+            await table.submit(ev)
+        page = await browser.new_page(viewport=PHONE)
+        await page.goto(server.url)
+        await page.fill("#pin", "2468")
+        await page.click("#pair-form button")
+        await page.wait_for_selector("#controls .card")
+        if tap:
+            await page.click(f'#abstract-board [data-cell="{tap}"]')
+            await page.wait_for_selector("#abstract-board td.dest")
+        await page.screenshot(path=str(out / name), full_page=True)
+        print(out / name)
+        await page.close()
+    finally:
+        await server.stop()
+        await table.stop()
+        log.close()
+
+
+async def main(out: Path) -> int:
+    from playwright.async_api import async_playwright
+
+    out.mkdir(parents=True, exist_ok=True)
+    pw = await async_playwright().start()
+    browser = await pw.chromium.launch(executable_path=chromium(),
+                                       args=["--no-sandbox", "--disable-gpu"])
+    try:
+        for shot in SHOTS:
+            await shoot(browser, out, *shot)
+    finally:
+        await browser.close()
+        await pw.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out_dir", type=Path)
+    sys.exit(asyncio.run(main(ap.parse_args().out_dir)))

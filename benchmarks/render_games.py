@@ -1,0 +1,52 @@
+"""Pictures of the other games' LED boards for the README, drawn by luma's emulator
+through the same `LedMatrixDisplay` as the real MAX7219.
+
+Writes OUT_DIR/led-big-score.png, led-solitaire.png, led-abstract.png (each game's
+board part-way through its script in tests/scripts/) and led-big-score-over.png.
+
+    .venv/bin/python benchmarks/render_games.py docs
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from render_legend import capture_png  # noqa: E402
+
+from companion.gamelog import read_log  # noqa: E402
+from companion.games import registry  # noqa: E402
+from companion.rules.state import GameState  # noqa: E402
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "scripts"
+
+# (picture, script, events played) — each a moment worth showing.
+SCREENS = (
+    ("led-big-score.png", "big-score-3p.jsonl", 9),
+    ("led-big-score-over.png", "big-score-3p.jsonl", None),
+    ("led-solitaire.png", "vault-solitaire.jsonl", 3),
+    ("led-abstract.png", "vault-abstract.jsonl", 7),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out_dir", type=Path)
+    args = ap.parse_args(argv)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    for name, script, n in SCREENS:
+        events = [ev for _, ev in read_log(SCRIPTS / script).events]
+        state = GameState()
+        for ev in events[:n]:
+            state = registry.judge(state, ev).state
+        frame = registry.of_state(state).render(state, None, 0, None)
+        print(capture_png(frame, args.out_dir / name))
+        print("\n".join(frame.to_lines()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""The Big Score (Act II) at the table: its entry in the games registry (the LED
+board, the terminal lines, short commands, the page's moves, what a button press means).
+
+LED board: "R2 C3/4" (round, cops on the track / the cop that busts); row 6 the cop
+track (one 3-px mark per space, lit: a cop there); row 7 one mark per seat: lit = has
+chosen this round (never what), one pixel = still to choose, dark = out of the vault.
+At game over: the winner and each player's total in thousands, cycling.
+A press of a seat's button while choosing is that seat's Flee (`choose`, flee true).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from companion.display.model import thousands
+from companion.events import EventFormatError, decode_line
+from companion.games import led
+from companion.games.big_score import definition as d
+from companion.games.big_score import engine
+from companion.games.big_score.state import CHOOSE, GAME_OVER, IN_VAULT, TRADE, BigScoreState
+from companion.games.big_score.summary import summary, total, winners
+from companion.games.registry import Game
+
+WORDS = {"fled": "FLED", "cop": "COP!", "busted": "BUSTED!", "over": "PAYOUT"}
+
+HELP = """\
+Keys 0-5 while choosing: that seat presses (Flee); `close` closes the window (the rest rob)
+flee S / rob S               a seat's secret choice, typed
+close                        the choosing window closes: everyone not pressed robs
+reveal T T T ...             the token each seat drew, in seat order (- for none)
+trade S TAKE [GIVE]          seat S trades with the Vault Floor (GIVE: Con Man's earlier token)
+pass S                       seat S keeps the token
+muscle S                     seat S's Muscle takes the First Player Marker
+undo                         take back the last accepted event
+tokens: cash20 cash30 cash50 cash100 silver gold key cop artifact diamond
+{"type": ...}                any event as JSON (reveal with driver/grease, trade with steal)"""
+
+
+def render(state: BigScoreState, flash: str | None = None, tick: int = 0,
+           mosaic: Any = None) -> Any:
+    if flash:
+        return led.flash(WORDS, flash, tick)
+    if state.phase == GAME_OVER:
+        return led.cycling(game_over_lines(state), tick)
+    if not state.players:
+        return led.board("BIG SCORE")
+    limit = d.busted_after(state.n)
+    rows = led.marks(6, [(i, i < state.cops) for i in range(limit)])
+    seats = []
+    for i, p in enumerate(state.players):
+        if p.status == IN_VAULT:
+            seats.append((i, p.flee is not None and state.phase == CHOOSE))
+    rows += led.marks(7, seats)
+    return led.board(f"R{state.round} C{state.cops}/{limit}", rows)
+
+
+def game_over_lines(state: BigScoreState) -> list[str]:
+    best = winners(state)
+    names = "+".join(state.players[w].name for w in best)
+    lines = [("WINNERS " if len(best) > 1 else "WINNER ") + names]
+    for i, p in enumerate(state.players):
+        lines.append(f"{p.name} {thousands(total(state, i))}")
+    return lines
+
+
+def status_lines(state: BigScoreState) -> list[str]:
+    if not state.players:
+        return ["No game yet: start one with new_game."]
+    s = summary(state)
+    lines = [f"The Big Score · round {state.round} · {state.phase} · cops {state.cops}/"
+             f"{s['busted_at']}" + (" · BUSTED" if state.busted else "")
+             + f" · floor {' '.join(state.floor)}"]
+    if state.phase == CHOOSE:
+        waiting = [p.name for p in state.players if p.status == IN_VAULT and p.flee is None]
+        lines.append("Choosing: " + (", ".join(waiting) + " to choose" if waiting
+                                     else "everyone has chosen: reveal"))
+    if state.phase == TRADE and state.queue:
+        lines.append(f"Trading: {state.players[state.queue[0]].name} (seat {state.queue[0]})")
+    lines += s["advice"]
+    for i, p in enumerate(s["players"]):
+        marker = " MARKER" if i == state.marker else ""
+        win = " WINNER" if i in s["winners"] else ""
+        lines.append(f"  seat {i} {p['name']:<10.10} {p['status']:<6} "
+                     f"${p['total']:,} tokens {len(p['vault_tokens'])}{marker}{win}")
+    return lines
+
+
+def _seat(word: str) -> int:
+    try:
+        return int(word)
+    except ValueError:
+        raise ValueError(f"seat must be a number, got {word!r}") from None
+
+
+def parse_command(text: str, state: BigScoreState) -> dict[str, Any]:
+    text = text.strip()
+    if not text:
+        raise ValueError("empty command")
+    if text.startswith("{"):
+        try:
+            return decode_line(text)
+        except EventFormatError as exc:
+            raise ValueError(str(exc)) from None
+    word, *args = text.split()
+    word = word.lower()
+    if word.isdigit() and not args:
+        return {"type": "choose", "seat": int(word), "flee": True}
+    if word in ("flee", "rob") and len(args) == 1:
+        return {"type": "choose", "seat": _seat(args[0]), "flee": word == "flee"}
+    if word == "close" and not args:
+        return {"type": "close_choices"}
+    if word == "reveal" and args:
+        return {"type": "reveal", "tokens": [None if a == "-" else a for a in args]}
+    if word == "trade" and len(args) in (2, 3):
+        ev: dict[str, Any] = {"type": "trade", "seat": _seat(args[0]), "take": args[1]}
+        if len(args) == 3:
+            ev["give"] = args[2]
+        return ev
+    if word in ("pass", "muscle") and len(args) == 1:
+        return {"type": word, "seat": _seat(args[0])}
+    if word == "undo" and not args:
+        return {"type": "undo"}
+    raise ValueError(f"unknown command {text[:40]!r} (help lists the commands)")
+
+
+def _ok(state: BigScoreState, event: dict[str, Any]) -> bool:
+    return engine.apply(state, event).rejection is None
+
+
+def page_moves(state: BigScoreState, new_game_after_over: bool = False) -> dict[str, Any]:
+    """What may be sent now: `choose` [seats still to choose], `close_choices`, `reveal`
+    {"seats": [seats that draw], "tokens": [...]}, `trade` {"seat", "take": [floor],
+    "give": [tokens it may give]}, `pass` [seat], `muscle` [seats], `undo`."""
+    moves: dict[str, Any] = {}
+    if state.prev is not None:
+        moves["undo"] = True
+    if state.phase == GAME_OVER and new_game_after_over:
+        moves["new_game"] = {"game": d.GAME_ID}
+    if state.phase == CHOOSE:
+        waiting = [i for i, p in enumerate(state.players)
+                   if p.status == IN_VAULT and p.flee is None]
+        if waiting:
+            moves["choose"] = waiting
+            moves["close_choices"] = True
+        else:
+            moves["reveal"] = {
+                "seats": [i for i, p in enumerate(state.players)
+                          if p.status == IN_VAULT and not p.flee],
+                "tokens": list(d.TOKEN_KINDS),
+            }
+    if state.phase == TRADE and state.queue:
+        seat = state.queue[0]
+        p = state.players[seat]
+        give = sorted({t for t in p.vault
+                       if _ok(state, {"type": "trade", "seat": seat,
+                                      "take": state.floor[0], "give": t})})
+        moves["trade"] = {"seat": seat, "take": sorted(set(state.floor)), "give": give,
+                          "drawn": p.drawn}
+        moves["pass"] = [seat]
+    muscle = [i for i in range(state.n) if state.phase in (CHOOSE, TRADE)
+              and _ok(state, {"type": "muscle", "seat": i})]
+    if muscle:
+        moves["muscle"] = muscle
+    return moves
+
+
+def page_details(state: BigScoreState) -> dict[str, Any]:
+    """For the page: who has chosen (never what), the trader, the marker."""
+    return {
+        "chosen": [i for i, p in enumerate(state.players)
+                   if p.status == IN_VAULT and p.flee is not None and state.phase == CHOOSE],
+        "trader": state.queue[0] if state.phase == TRADE and state.queue else None,
+        "status": status_lines(state),
+    }
+
+
+def press_event(state: BigScoreState, seat: int, ts_ns: int) -> dict[str, Any] | None:
+    """A press while choosing is that seat's Flee; otherwise it means nothing (a `buzz`
+    event, refused with its reason)."""
+    if state.phase == CHOOSE:
+        return {"type": "choose", "seat": seat, "flee": True, "ts_ns": ts_ns}
+    return {"type": "buzz", "seat": seat, "ts_ns": ts_ns}
+
+
+def public(event: dict[str, Any]) -> dict[str, Any] | None:
+    """A `choose` on screens: who chose, never what."""
+    if event.get("type") == "choose":
+        return {"type": "choose", "seat": event.get("seat")}
+    return None
+
+
+GAME = Game(
+    id=d.GAME_ID,
+    name="The Big Score (Act II)",
+    state_type=BigScoreState,
+    new_state=engine.new_state,
+    apply=lambda state, event, undo_limit=None: engine.apply(state, event),
+    summary=summary,
+    event_types=engine.EVENT_TYPES,
+    render=render,
+    status_lines=status_lines,
+    parse_command=parse_command,
+    help=HELP,
+    page_moves=page_moves,
+    press_event=press_event,
+    page_details=page_details,
+    public=public,
+)

@@ -1,0 +1,161 @@
+"""Vault (abstract) at the table: its entry in the games registry.
+
+LED board: "W 12" / "B 12" (who moves, the move number) and the last move "c1a3" is
+on the page; row 6 one pixel per White pawn left, row 7 one per Black pawn. At game
+over: the winner and why, cycling. The companion can play a side: the short command
+`bot [LEVEL]` (or the page's "companion moves") sends the opponent's move.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from companion.events import EventFormatError, decode_line
+from companion.games import led
+from companion.games.registry import Game
+from companion.games.vault_abstract import definition as d
+from companion.games.vault_abstract import engine, opponent
+from companion.games.vault_abstract.state import GAME_OVER, PLAYING, AbstractState
+from companion.games.vault_abstract.summary import summary
+
+WORDS = {"move": "MOVE", "capture": "CAPTURE!", "win": "WIN!"}
+SIDES = ("W", "B")
+DEFAULT_LEVEL = 2
+
+HELP = """\
+c1 a3  (or: move c1 a3)      move the pawn on c1 to a3 (a walk or a jump)
+bot [LEVEL]                  the companion moves for the side to move (levels 0-3)
+resign S                     seat S resigns (0 White, 1 Black)
+draw                         a draw, agreed
+undo                         take back the last accepted event
+{"type": ...}                any event as JSON"""
+
+
+def render(state: AbstractState, flash: str | None = None, tick: int = 0,
+           mosaic: Any = None) -> Any:
+    if flash:
+        return led.flash(WORDS, flash, tick)
+    if state.phase == GAME_OVER:
+        return led.cycling(game_over_lines(state), tick)
+    if state.phase != PLAYING:
+        return led.board("VAULT")
+    white, black = (len(p) for p in state.pawns)
+    rows = [(x, 6) for x in range(white)] + [(x, 7) for x in range(black)]
+    last = "".join(state.moves[-1]).upper() if state.moves else ""
+    text = f"{SIDES[state.to_move]}{len(state.moves) + 1}"
+    if last and len(text) + len(last) < 8:
+        text += " " + last
+    return led.board(text, rows)
+
+
+def game_over_lines(state: AbstractState) -> list[str]:
+    if state.winner is None:
+        return ["DRAW"]
+    return [f"WINNER {state.names[state.winner]}", state.end.upper()]
+
+
+def status_lines(state: AbstractState) -> list[str]:
+    if state.phase == "no_game":
+        return ["No game yet: start one with new_game."]
+    s = summary(state)
+    lines = [f"Vault (abstract) · White {s['names'][0]} {s['pawns'][0]} pawns · Black "
+             f"{s['names'][1]} {s['pawns'][1]} pawns · {len(state.moves)} moves"]
+    if state.moves:
+        lines.append("Last move " + "-".join(state.moves[-1]))
+    if state.phase == PLAYING:
+        lines.append(f"To move: {('White', 'Black')[state.to_move]} "
+                     f"({state.names[state.to_move]}), {len(engine.legal_moves(state))} "
+                     "legal moves")
+    else:
+        who = "nobody" if state.winner is None else state.names[state.winner]
+        lines.append(f"Game over: {who} wins ({state.end})")
+    return lines + board_lines(state)
+
+
+def board_lines(state: AbstractState) -> list[str]:
+    """The board as text, rank 10 at the top: W, B or '.'."""
+    out = []
+    for rank in range(d.SIZE, 0, -1):
+        row = []
+        for f in range(d.SIZE):
+            i = (rank - 1) * d.SIZE + f
+            row.append("W" if i in state.pawns[0] else "B" if i in state.pawns[1] else ".")
+        out.append(f"  {rank:>2} " + " ".join(row))
+    out.append("     " + " ".join(d.FILES))
+    return out
+
+
+def parse_command(text: str, state: AbstractState) -> dict[str, Any]:
+    text = text.strip()
+    if not text:
+        raise ValueError("empty command")
+    if text.startswith("{"):
+        try:
+            return decode_line(text)
+        except EventFormatError as exc:
+            raise ValueError(str(exc)) from None
+    words = text.lower().split()
+    if words[0] == "move":
+        words = words[1:]
+    if len(words) == 2 and all(d.parse_cell(w) is not None for w in words):
+        return {"type": "move", "from": words[0], "to": words[1]}
+    if words and words[0] == "bot" and len(words) <= 2:
+        try:
+            level = int(words[1]) if len(words) == 2 else DEFAULT_LEVEL
+            frm, to = opponent.choose_move(state, level, seed=len(state.moves))
+        except ValueError as exc:
+            raise ValueError(f"bot: {exc}") from None
+        return {"type": "move", "from": frm, "to": to}
+    if words[:1] == ["resign"] and len(words) == 2 and words[1] in ("0", "1"):
+        return {"type": "resign", "seat": int(words[1])}
+    if words == ["draw"]:
+        return {"type": "draw"}
+    if words == ["undo"]:
+        return {"type": "undo"}
+    raise ValueError(f"unknown command {text[:40]!r} (help lists the commands)")
+
+
+def page_moves(state: AbstractState, new_game_after_over: bool = False) -> dict[str, Any]:
+    """`move` {from: [legal destinations]} (tap a pawn, then one of its cells),
+    `resign` [seats], `draw`, `bot` [levels] (the companion moves), `undo`."""
+    moves: dict[str, Any] = {}
+    if state.prev is not None:
+        moves["undo"] = True
+    if state.phase == GAME_OVER and new_game_after_over:
+        moves["new_game"] = {"game": d.GAME_ID}
+    if state.phase == PLAYING:
+        by_from: dict[str, list[str]] = {}
+        for frm, to in engine.legal_moves(state):
+            by_from.setdefault(frm, []).append(to)
+        moves["move"] = by_from
+        moves["resign"] = [0, 1]
+        moves["draw"] = True
+        moves["bot"] = sorted(d.LEVELS)
+    return moves
+
+
+def page_details(state: AbstractState) -> dict[str, Any]:
+    return {
+        "size": d.SIZE,
+        "white": sorted(d.cell_name(i) for i in state.pawns[0]),
+        "black": sorted(d.cell_name(i) for i in state.pawns[1]),
+        "last_move": list(state.moves[-1]) if state.moves else None,
+        "status": status_lines(state),
+    }
+
+
+GAME = Game(
+    id=d.GAME_ID,
+    name="Vault (abstract)",
+    state_type=AbstractState,
+    new_state=engine.new_state,
+    apply=lambda state, event, undo_limit=None: engine.apply(state, event),
+    summary=summary,
+    event_types=engine.EVENT_TYPES,
+    render=render,
+    status_lines=status_lines,
+    parse_command=parse_command,
+    help=HELP,
+    page_moves=page_moves,
+    page_details=page_details,
+)

@@ -1,0 +1,42 @@
+"""Vault Assault's entry in the games registry: its existing modules, unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from companion.display.model import render, status_lines
+from companion.games.registry import Game
+from companion.rules import definition as d
+from companion.rules.engine import EVENT_TYPES, apply, new_state
+from companion.rules.state import ASSAULT, GameState
+from companion.rules.summary import summary
+from companion.sim_table import HELP, parse_command
+
+
+def _page_moves(state: GameState, new_game_after_over: bool = False) -> dict[str, Any]:
+    from companion.web.moves import legal_moves
+
+    return legal_moves(state, new_game_after_over=new_game_after_over)
+
+
+def _press(state: GameState, seat: int, ts_ns: int) -> dict[str, Any]:
+    return {"type": "buzz", "seat": seat, "ts_ns": ts_ns}
+
+
+GAME = Game(
+    id=d.GAME_ID,
+    name="Vault Assault",
+    state_type=GameState,
+    new_state=new_state,
+    apply=apply,
+    summary=summary,
+    event_types=frozenset(EVENT_TYPES),
+    render=render,
+    status_lines=status_lines,
+    parse_command=parse_command,
+    help=HELP + "\nplay GAME NAME...             before a game: big-score, vault-solitaire, "
+    "vault-abstract",
+    page_moves=_page_moves,
+    buzz_armed=lambda state: state.phase == ASSAULT,
+    press_event=_press,
+)

@@ -1,0 +1,176 @@
+"""Vault (solitaire) at the table: its entry in the games registry.
+
+LED board: "A 12" (the lock closing this round, the score so far); row 6 the five
+dice of the roll (lit: still to use); row 7 one pixel per lock whose gems were circled.
+At game over: the score and the rank, cycling. The camera's pip reading of the five
+dice becomes the helper's suggestion (`camera_advice`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from companion.events import EventFormatError, decode_line
+from companion.games import led
+from companion.games.registry import Game
+from companion.games.vault_solitaire import definition as d
+from companion.games.vault_solitaire import engine, helper
+from companion.games.vault_solitaire.state import GAME_OVER, PLAY, ROLL, SolitaireState
+from companion.games.vault_solitaire.summary import summary
+
+WORDS = {"gems": "GEMS!", "over": "SCORE"}
+
+HELP = """\
+roll 5 6 4 6 5               this round's five dice (or the camera reads them)
+mark CELL DIE... [sK...]     mark a square with dice (indices 0-4 in the roll) and
+                             powered skimmers (s0-s2), e.g. `mark b3 0 1`
+power DIE SKIMMER            put a die's pips on a skimmer (0-2)
+reroll DIE:VALUE ...         re-roll dice, with the new values, e.g. `reroll 3:6 4:2`
+pass                         end the round, the dice left unused
+suggest                      the helper's best use of this roll (a note, changes nothing)
+undo                         take back the last accepted event
+{"type": ...}                any event as JSON"""
+
+
+@lru_cache(maxsize=8)
+def suggestion(state: SolitaireState) -> helper.Suggestion:
+    """The helper's plan for this position (cached: the display asks every tick)."""
+    return helper.suggest(state)
+
+
+def render(state: SolitaireState, flash: str | None = None, tick: int = 0,
+           mosaic: Any = None) -> Any:
+    if flash:
+        return led.flash(WORDS, flash, tick)
+    s = summary(state)
+    if state.phase == GAME_OVER:
+        return led.cycling([f"SCORE {s['score']}", s["rank"].upper()], tick)
+    if not state.name:
+        return led.board("VAULT")
+    rows = led.marks(6, [(i, i not in state.used) for i in range(len(state.dice))])
+    rows += led.marks(7, [(i, d.LOCKS[i] in state.circled) for i in range(d.ROUNDS)],
+                      width=1)
+    return led.board(f"{s['round']} {s['score']}", rows)
+
+
+def status_lines(state: SolitaireState) -> list[str]:
+    if not state.name:
+        return ["No game yet: start one with new_game."]
+    s = summary(state)
+    lines = [f"Vault (solitaire) · {s['name']} · round {s['round']} · score {s['score']} "
+             f"({s['rank']}) · gems {s['gems']} · re-rolls used {s['rerolls_used']}"]
+    if state.phase == PLAY:
+        free = [f"{i}:{state.dice[i]}" for i in state.unused_dice()]
+        lines.append("Dice (index:pips) " + " ".join(free) + " · markable "
+                     + " ".join(engine.markable_cells(state)))
+        lines.append("Helper: " + suggestion(state).reason)
+    elif state.phase == ROLL:
+        lines.append("Roll the five dice (`roll 1 2 3 4 5`, or the camera reads them)")
+    lines.append("Skimmers " + " · ".join(f"{k['boxes']}{' used' if k['used'] else ''}"
+                                          for k in s["skimmers"]))
+    return lines
+
+
+def _ints(words: list[str], what: str) -> list[int]:
+    try:
+        return [int(w) for w in words]
+    except ValueError:
+        raise ValueError(f"{what} must be numbers, got {' '.join(words)[:40]!r}") from None
+
+
+def parse_command(text: str, state: SolitaireState) -> dict[str, Any]:
+    text = text.strip()
+    if not text:
+        raise ValueError("empty command")
+    if text.startswith("{"):
+        try:
+            return decode_line(text)
+        except EventFormatError as exc:
+            raise ValueError(str(exc)) from None
+    word, *args = text.split()
+    word = word.lower()
+    if word == "roll" and args:
+        return {"type": "roll", "dice": _ints(args, "roll: dice")}
+    if word == "mark" and args:
+        dice = [a for a in args[1:] if not a.lower().startswith("s")]
+        skims = [a[1:] for a in args[1:] if a.lower().startswith("s")]
+        return {"type": "mark", "cell": args[0].lower(), "dice": _ints(dice, "mark: dice"),
+                "skimmers": _ints(skims, "mark: skimmers")}
+    if word == "power" and len(args) == 2:
+        die, skimmer = _ints(args, "power: DIE SKIMMER")
+        return {"type": "power", "die": die, "skimmer": skimmer}
+    if word == "reroll" and args and all(":" in a for a in args):
+        pairs = [a.split(":", 1) for a in args]
+        return {"type": "reroll", "dice": _ints([p[0] for p in pairs], "reroll: dice"),
+                "values": _ints([p[1] for p in pairs], "reroll: values")}
+    if word == "pass" and not args:
+        return {"type": "pass"}
+    if word == "undo" and not args:
+        return {"type": "undo"}
+    if word == "suggest" and not args:
+        return {"type": "note", "text": "Helper: " + suggestion(state).reason}
+    raise ValueError(f"unknown command {text[:40]!r} (help lists the commands)")
+
+
+def page_moves(state: SolitaireState, new_game_after_over: bool = False) -> dict[str, Any]:
+    """`roll` true; `mark` [every legal mark event]; `power` [{die, skimmer}]; `reroll`
+    {"dice": [indices], "left": n}; `pass`; `suggestion` {"events", "reason"}; `undo`."""
+    moves: dict[str, Any] = {}
+    if state.prev is not None:
+        moves["undo"] = True
+    if state.phase == GAME_OVER and new_game_after_over:
+        moves["new_game"] = {"game": d.GAME_ID}
+    if state.phase == ROLL:
+        moves["roll"] = True
+    if state.phase == PLAY:
+        moves["mark"] = engine.legal_marks(state)
+        moves["power"] = [
+            {"die": i, "skimmer": k} for i in state.unused_dice() for k in range(d.SKIMMERS)
+            if engine.apply(state, {"type": "power", "die": i, "skimmer": k}).rejection is None
+        ]
+        free = list(state.unused_dice())
+        if free and engine.apply(state, {"type": "reroll", "dice": free[:1],
+                                         "values": [1]}).rejection is None:
+            moves["reroll"] = {"dice": free}
+        moves["pass"] = True
+        plan = suggestion(state)
+        moves["suggestion"] = {"events": plan.events, "reason": plan.reason}
+    return moves
+
+
+def page_details(state: SolitaireState) -> dict[str, Any]:
+    return {
+        "dice": list(state.dice),
+        "unused_dice": list(state.unused_dice()),
+        "markable": engine.markable_cells(state) if state.phase == PLAY else [],
+        "status": status_lines(state),
+    }
+
+
+def camera_advice(state: SolitaireState, pips: Any) -> str | None:
+    """Five dice read by the camera: the helper's use of them (the table confirms with
+    a `roll`); None when no roll is awaited or the reading is not five dice."""
+    if state.phase != ROLL or not isinstance(pips, list | tuple) or len(pips) != 5:
+        return None
+    if not all(isinstance(p, int) and 1 <= p <= 6 for p in pips):
+        return None
+    return f"Camera reads {' '.join(map(str, pips))}: " + helper.suggest(state, list(pips)).reason
+
+
+GAME = Game(
+    id=d.GAME_ID,
+    name="Vault (solitaire)",
+    state_type=SolitaireState,
+    new_state=engine.new_state,
+    apply=lambda state, event, undo_limit=None: engine.apply(state, event),
+    summary=summary,
+    event_types=engine.EVENT_TYPES,
+    render=render,
+    status_lines=status_lines,
+    parse_command=parse_command,
+    help=HELP,
+    page_moves=page_moves,
+    page_details=page_details,
+    camera_advice=camera_advice,
+)
