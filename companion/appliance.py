@@ -318,6 +318,7 @@ class Appliance:
             host=p.host,
             port=p.port,
         )
+        self.page.on_resume_choice = self.choose_resume
         try:
             await self.page.start()
         except OSError as exc:  # an address this box does not have, a port in use

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -87,6 +88,9 @@ class PageServer:
         self.host = host
         self.port = port
         self.history = History()
+        # The table's answer to a damaged log ("keep" or "new"), given by the appliance
+        # (Appliance.choose_resume); the offer itself is Referee.resume_choice.
+        self.on_resume_choice: Callable[[str], str] | None = None
         self.sockets: set[web.WebSocketResponse] = set()
         self._runner: web.AppRunner | None = None
         self._scheduled = False
@@ -202,11 +206,18 @@ class PageServer:
             payload["other_games"] = other_games()  # the page may start one of these
         return payload
 
+    def resume_offer(self) -> dict[str, Any] | None:
+        """What a damaged log offers the table now, if the page can answer it."""
+        return self.referee.resume_choice if self.on_resume_choice is not None else None
+
     def state_json(self) -> str:
-        key = (id(self.referee.state), tuple(self.referee.messages), self.history.seq)
+        offer = self.resume_offer()
+        key = (id(self.referee.state), tuple(self.referee.messages), self.history.seq, id(offer))
         if key != self._last_state_key or not self._cached_state:
             self._last_state_key = key
-            self._cached_state = json.dumps({"kind": "state", **self.state()})
+            self._cached_state = json.dumps(
+                {"kind": "state", **self.state(), "resume_choice": offer}
+            )
         return self._cached_state
 
     _cached_state = ""
@@ -369,6 +380,8 @@ class PageServer:
         body = await self._json_body(request)
         if isinstance(body, web.Response):
             return body
+        if body.get("type") == "resume_choice":
+            return self._resume_choice(body)
         event = self.event_from_body(body)
         if isinstance(event, str):
             return _error(400, event)
@@ -381,6 +394,23 @@ class PageServer:
         if result.rejection:
             return web.json_response({"rejected": result.rejection, "state": state}, status=409)
         return web.json_response({"accepted": True, "state": state})
+
+    def _resume_choice(self, body: dict[str, Any]) -> web.Response:
+        """{"type":"resume_choice","choice":"keep"|"new"}: the table's answer to a
+        damaged log (not a game event: it picks which log the game goes on in)."""
+        choice = body.get("choice")
+        if set(body) != {"type", "choice"} or choice not in ("keep", "new"):
+            return _error(400, 'resume_choice: the body is {"type":"resume_choice",'
+                               '"choice":"keep"|"new"}')
+        if self.resume_offer() is None:
+            reason = "resume_choice: no choice pending (the log was not damaged)"
+            return web.json_response({"rejected": reason}, status=409)
+        assert self.on_resume_choice is not None
+        what = self.on_resume_choice(choice)
+        self._push()
+        state = json.loads(self.state_json())
+        del state["kind"]
+        return web.json_response({"accepted": True, "message": what, "state": state})
 
     async def websocket(self, request: web.Request) -> web.StreamResponse:
         if len(self.sockets) >= MAX_SOCKETS:

@@ -298,3 +298,42 @@ def test_undo_shows_what_it_takes_back_and_a_refusal_shows_its_reason(tmp_path):
             await t.close()
 
     asyncio.run(go())
+
+
+def test_a_damaged_log_shows_keep_or_new_and_the_tap_answers_it(tmp_path):
+    executable = chromium_or_skip()
+    answers: list[str] = []
+
+    async def go():
+        t = await Table().start(tmp_path / "game-1.jsonl")
+        offer = {"damaged_line": 7, "damage": "checksum does not match", "kept_events": 6,
+                 "keep": "keep the game up to line 6", "new": "start a new game",
+                 "options": ["keep", "new"]}
+        t.referee.resume_choice = offer
+
+        def answer(choice: str) -> str:
+            answers.append(choice)
+            t.referee.resume_choice = None
+            t.referee.notice(f"Log: {offer[choice]}")
+            return offer[choice]
+
+        t.server.on_resume_choice = answer
+        pw, browser = await launch(executable)
+        try:
+            page = await browser.new_page(viewport={"width": 360, "height": 740})
+            await page.goto(t.server.url)
+            assert await page.is_hidden("#resume-card")  # unpaired: no say in it
+            await page.fill("#pin", t.server.pairing.pin)
+            await page.click("#pair-form button")
+            await page.wait_for_selector("#resume-keep")
+            text = await page.text_content("#resume-card")
+            assert "Line 7: checksum does not match" in text and "up to line 6" in text
+            await page.click("#resume-keep")
+            await t.until(lambda: answers == ["keep"])
+            await page.wait_for_selector("#resume-card", state="hidden")
+        finally:
+            await browser.close()
+            await pw.stop()
+            await t.close()
+
+    asyncio.run(go())

@@ -163,3 +163,50 @@ def test_sim_serves_the_page_on_127_0_0_1_with_the_given_pin(tmp_path):
         proc.wait(timeout=30)
     assert proc.returncode == 0
     assert '"new_game"' in (tmp_path / "game-1.jsonl").read_text()
+
+
+def test_a_damaged_log_offers_the_page_keep_or_new(tmp_path):
+    from game_builders import ROW5, new_game
+
+    from companion.gamelog import GameLog
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    path = logs / "game-20261123-000000.jsonl"
+    with GameLog(path, background=False) as log:
+        log.append(new_game(2))
+        log.append({"type": "heist_hide", "row": ROW5})
+        log.append({"type": "heist_attempt", "flips": [{"seat": 1, "stop": True}]})
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace('"alarm"', '"diamond"', 1)  # an edit the chain catches
+    path.write_text("\n".join(lines) + "\n")
+
+    port = free_port()
+    proc = serve(tmp_path, "--page", f"127.0.0.1:{port}")
+    try:
+        m, _ = read_until(proc, r"table page (http://\S+) PIN (\d{4})")
+        url, pin = m.group(1), m.group(2)
+        read_until(proc, "ready")
+        status, state, _ = request(url + "api/state")
+        offer = state["resume_choice"]
+        assert status == 200 and offer["damaged_line"] == 2 and offer["options"] == ["keep", "new"]
+        assert state["phase"] == "heist_hide"  # the game up to line 1 goes on meanwhile
+        h = {"X-Vault-Companion": "1"}
+        body = {"type": "resume_choice", "choice": "new"}
+        assert request(url + "api/events", body, h)[0] == 401  # unpaired: no say
+        status, _, headers = request(url + "api/pair", {"pin": pin}, h)
+        cookie = headers["Set-Cookie"].split(";")[0]
+        bad = {"type": "resume_choice", "choice": "maybe"}
+        status, answer, _ = request(url + "api/events", bad, h, cookie)
+        assert status == 400 and "keep" in answer["error"]
+        status, answer, _ = request(url + "api/events", body, h, cookie)
+        assert status == 200 and answer["accepted"] and answer["message"].startswith("new game")
+        assert answer["state"]["resume_choice"] is None
+        assert answer["state"]["phase"] == "no_game"
+        status, answer, _ = request(url + "api/events", body, h, cookie)
+        assert status == 409 and "no choice pending" in answer["rejected"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert (logs / (path.name + ".damaged")).exists()
+    assert (logs / (path.name + ".kept")).exists()

@@ -442,9 +442,28 @@ function undoCard() {
     el("button", { onclick: () => { local.undoAsk = false; bump(); } }, "Cancel"));
 }
 
+// A damaged game log: the table chooses to keep the game up to the damage or start anew.
+function renderResume() {
+  const card = $("resume-card");
+  if (!card) return;
+  const offer = S.resume_choice;
+  card.hidden = !(offer && paired && MODE === "control");
+  card.replaceChildren();
+  if (card.hidden) return;
+  card.append(
+    el("h2", { text: "The game log is damaged" }),
+    el("p", { text: `Line ${offer.damaged_line}: ${offer.damage}. ` +
+      `The game goes on as it was up to line ${offer.damaged_line - 1}.` }),
+    el("button", { class: "primary", id: "resume-keep",
+      onclick: () => send({ type: "resume_choice", choice: "keep" }) }, "Keep that game"),
+    el("button", { class: "danger", id: "resume-new",
+      onclick: () => send({ type: "resume_choice", choice: "new" }) }, "Start a new game"));
+}
+
 function render() {
   if (!S) return;
   document.body.dataset.seq = S.history_seq; // for tests: which update is on screen
+  renderResume();
   if (S.game && typeof renderOtherGame === "function") { renderOtherGame(); return; } // games.js
   renderTop();
   renderScore();
