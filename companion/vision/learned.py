@@ -36,7 +36,8 @@ from companion.vision.types import UNKNOWN, DieReading
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "data" / "models"
 FACES = ("1", "2", "3", "4", "5", "6")
-DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_size": 416}
+DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_size": 416,
+            "det_ref_side": 640, "det_max_side": 1024}
 
 
 class ModelMissing(RuntimeError):
@@ -67,6 +68,12 @@ class LearnedReader:
         self.face_threshold = float(face_threshold if face_threshold is not None
                                     else meta["face_threshold"])
         self.det_size = int(det_size or meta["det_size"])
+        # Scale-aware detection: the model was trained and tuned on frames whose longest
+        # side is ``det_ref_side`` (640) seen at ``det_size``; a larger frame is seen at the
+        # same pixels-per-die ratio (so a 75 px die in a 1920x1080 frame is not shrunk to
+        # 16 px), up to ``det_max_side`` for speed. Frames up to 640 px are unchanged.
+        self.det_ref_side = int(meta["det_ref_side"])
+        self.det_max_side = int(meta["det_max_side"])
         self.backend = backend
         if backend in ("auto", "onnxruntime"):
             try:
@@ -90,9 +97,15 @@ class LearnedReader:
         self._lock = threading.Lock()  # one forward at a time per network pair
 
     # -- the two stages
+    def input_side(self, image: np.ndarray) -> int:
+        """The detector's input longest side for this frame (see ``det_ref_side``)."""
+        longest = max(image.shape[:2])
+        scaled = round(longest * self.det_size / max(1, self.det_ref_side))
+        return max(self.det_size, min(self.det_max_side, scaled))
+
     def detect(self, image: np.ndarray, threshold: float | None = None
                ) -> list[tuple[float, float, float, float, float]]:
-        blob, scale = letterbox(image, self.det_size)
+        blob, scale = letterbox(image, self.input_side(image))
         if self.backend == "onnxruntime":
             hm, wh = self._det_s.run(None, {"image": blob})
         else:
