@@ -226,8 +226,9 @@ def _hue_turn(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR)
 
 
-def _cls_augment(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    if rng.random() < 0.4:
+def _cls_augment(c: np.ndarray, rng: np.random.Generator, hue: bool = False) -> np.ndarray:
+    # hue turns only in fine-tuning (--init), so the first run stays as it was made
+    if hue and rng.random() < 0.4:
         c = _hue_turn(c, rng)
     c = _colour_jitter(c, rng, strong=True)
     if rng.random() < 0.1:
@@ -314,7 +315,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
         pool = [pool[i] for i in idx[batch:]]
-        x = _to_tensor([_cls_augment(c, rng) for c, _ in take])
+        x = _to_tensor([_cls_augment(c, rng, init is not None) for c, _ in take])
         y = torch.tensor([lab for _, lab in take])
         logits, _ = model(x)
         loss = F.cross_entropy(logits, y, label_smoothing=0.05)
