@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     train(args.out, seed=args.seed, root=args.photos, det_steps=args.det_steps,
           cls_steps=args.cls_steps, rendered=args.rendered, threads=args.threads,
           parts=tuple(args.part or ("det", "cls", "tune")),
-          log=lambda m: print(m, flush=True))
+          log=lambda m: print(m, flush=True), init=args.init)
     return 0
 
 
@@ -44,6 +44,8 @@ def register(subparsers) -> None:
                    help="train only this part (repeatable; default: det, cls, tune in turn; "
                         "det and cls may run as two processes at once, then tune)")
     p.add_argument("--rendered", type=int, default=1200, help="rendered scenes to train on")
+    p.add_argument("--init", default=None, metavar="DIR",
+                   help="fine-tune the classifier from DIR/classifier.pt (a lower rate)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: on a busy machine more threads wait on "
                         "each other)")

@@ -36,7 +36,8 @@ from companion.vision.types import UNKNOWN, DieReading
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "data" / "models"
 FACES = ("1", "2", "3", "4", "5", "6")
-DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_size": 416}
+DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_size": 416,
+            "det_ref_side": 640, "det_max_side": 1024, "views": 1}
 
 
 class ModelMissing(RuntimeError):
@@ -67,6 +68,15 @@ class LearnedReader:
         self.face_threshold = float(face_threshold if face_threshold is not None
                                     else meta["face_threshold"])
         self.det_size = int(det_size or meta["det_size"])
+        # Scale-aware detection: the model was trained and tuned on frames whose longest
+        # side is ``det_ref_side`` (640) seen at ``det_size``; a larger frame is seen at the
+        # same pixels-per-die ratio (so a 75 px die in a 1920x1080 frame is not shrunk to
+        # 16 px), up to ``det_max_side`` for speed. Frames up to 640 px are unchanged.
+        self.det_ref_side = int(meta["det_ref_side"])
+        self.det_max_side = int(meta["det_max_side"])
+        # Test-time views: each crop is also read turned by 90/180/270 degrees (and
+        # mirrored, for 8) and the probabilities averaged; a face's pips read the same.
+        self.views = int(meta["views"])
         self.backend = backend
         if backend in ("auto", "onnxruntime"):
             try:
@@ -90,9 +100,15 @@ class LearnedReader:
         self._lock = threading.Lock()  # one forward at a time per network pair
 
     # -- the two stages
+    def input_side(self, image: np.ndarray) -> int:
+        """The detector's input longest side for this frame (see ``det_ref_side``)."""
+        longest = max(image.shape[:2])
+        scaled = round(longest * self.det_size / max(1, self.det_ref_side))
+        return max(self.det_size, min(self.det_max_side, scaled))
+
     def detect(self, image: np.ndarray, threshold: float | None = None
                ) -> list[tuple[float, float, float, float, float]]:
-        blob, scale = letterbox(image, self.det_size)
+        blob, scale = letterbox(image, self.input_side(image))
         if self.backend == "onnxruntime":
             hm, wh = self._det_s.run(None, {"image": blob})
         else:
@@ -111,13 +127,21 @@ class LearnedReader:
             return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32)
         crops = [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
                       max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN) for b in boxes]
+        n = len(crops)
+        views = list(crops)
+        for v in range(1, self.views):
+            turned = [np.ascontiguousarray(np.rot90(c, v % 4)) for c in crops]
+            views.extend([np.ascontiguousarray(c[:, ::-1]) for c in turned] if v >= 4
+                         else turned)
         if self.backend == "onnxruntime":
-            logits, emb = self._cls_s.run(None, {"crops": crops_blob(crops)})
+            logits, emb = self._cls_s.run(None, {"crops": crops_blob(views)})
         else:
-            self._cls.setInput(crops_blob(crops))
+            self._cls.setInput(crops_blob(views))
             logits, emb = self._cls.forward(["logits", "embedding"])
+        probs = _softmax(logits).reshape(-1, n, logits.shape[1]).mean(axis=0)
+        emb = emb.reshape(-1, n, emb.shape[1]).mean(axis=0)
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-6)
-        return _softmax(logits), emb
+        return probs, emb
 
     def __call__(self, image: np.ndarray) -> list[DieReading]:
         with self._lock:
@@ -169,8 +193,10 @@ def learned_reader(model_dir: str | Path | None = None) -> Callable[[np.ndarray]
 
 
 def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
-                    wrong_cost: float = 10.0, sizes: tuple[int, ...] = (416, 512, 640)) -> dict:
-    """Pick the detector and face thresholds on the validation splits only."""
+                    wrong_cost: float = 10.0, sizes: tuple[int, ...] = (416, 512, 640),
+                    views: tuple[int, ...] = (1, 4, 8)) -> dict:
+    """Pick the detector and face thresholds, input size and test-time views on the
+    validation splits only."""
     from companion.vision import dice_photos
     from companion.vision.evaluate import PredictedDie, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
@@ -184,8 +210,9 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
             except FrameUnreadable:
                 continue
     best = None
-    for size in sizes:
+    for size, nviews in ((z, v) for v in views for z in sizes):
         reader.det_size = size
+        reader.views = nviews
         cache = []
         for img, dice in val:
             boxes = reader.detect(img, 0.1)
@@ -203,15 +230,18 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                 s = summarise(scores, [], faces)
                 # a confidently wrong face costs ``wrong_cost`` right ones; smaller input
                 # wins ties (speed)
-                key = (round(s.end_to_end - wrong_cost * s.wrong_share, 3), s.precision, -size)
+                key = (round(s.end_to_end - wrong_cost * s.wrong_share, 3), s.precision,
+                       -nviews, -size)
                 if best is None or key > best[0]:
-                    best = (key, dt, ft, s, size)
-        log(f"val at det_size {size}: best so far det {best[1]} face {best[2]} size "
-            f"{best[4]} end-to-end {best[3].end_to_end:.4f}")
-    _, dt, ft, s, size = best
-    log(f"val: det_size {size} det_threshold {dt} face_threshold {ft}: precision {s.precision:.4f} "
-        f"recall {s.recall:.4f} end-to-end {s.end_to_end:.4f} wrong {s.wrong_share:.4f}")
-    return {"det_threshold": dt, "face_threshold": ft, "det_size": size,
+                    best = (key, dt, ft, s, size, nviews)
+        log(f"val at det_size {size} views {nviews}: best so far det {best[1]} face {best[2]} "
+            f"size {best[4]} views {best[5]} end-to-end {best[3].end_to_end:.4f} "
+            f"wrong {best[3].wrong_share:.4f}")
+    _, dt, ft, s, size, nviews = best
+    log(f"val: det_size {size} views {nviews} det_threshold {dt} face_threshold {ft}: precision "
+        f"{s.precision:.4f} recall {s.recall:.4f} end-to-end {s.end_to_end:.4f} wrong "
+        f"{s.wrong_share:.4f}")
+    return {"det_threshold": dt, "face_threshold": ft, "det_size": size, "views": nviews,
             "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                     "end_to_end": round(s.end_to_end, 4),
                     "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}
