@@ -16,14 +16,13 @@ import contextlib
 import os
 import sys
 
-from companion.buzzers import BuzzerInput, attach_buttons, prepare_interpreter
 from companion.display.terminal import TerminalDisplay
 from companion.gamelog import GameLog
 from companion.games.registry import parse_command
 from companion.hardware.buttons import DEFAULT_PINS
-from companion.hardware.pins import make_pin_factory
-from companion.loop import Referee, TableLoop
+from companion.loop import Referee
 from companion.rules.state import GAME_OVER, GameState
+from companion.table_builder import ButtonParts, CameraParts, TableBuilder
 
 PROMPT = "keys 0-3 press buttons · command + Enter · help · quit > "
 
@@ -35,30 +34,21 @@ async def run_interactive(
     page: tuple[str, int, str | None] | None = None,
 ) -> int:
     tty = sys.stdin.isatty()
-    display = TerminalDisplay(clear=tty)
-    referee.displays.append(display)
-    referee.listeners.append(display.on_event)
-    table = TableLoop(referee)
+    builder = TableBuilder(referee)
+    display = builder.display(TerminalDisplay(clear=tty), listens=True)
+    table = builder.table
     table.before_submit.append(lambda event: new_log_after_game_over(referee, event))
-    await table.start()
-    buzzers = BuzzerInput(table)
-    prepare_interpreter(buzzers.config)
+    await builder.start()
+    buzzers, buttons, _ = builder.buttons(ButtonParts(pins=DEFAULT_PINS))
     loop = asyncio.get_running_loop()
-    buttons = attach_buttons(buzzers, DEFAULT_PINS, make_pin_factory("mock"))
     server = None
     if page is not None:  # the table page, in this loop (companion.web)
         from companion.web.server import start_page
 
         server = await start_page(table, *page, new_game_after_over=True)
     cam = None
-    if camera:
-        from companion.camera import CameraInput
-
-        cam = CameraInput(referee, camera, profile_dir=profile)
-        try:
-            cam.start(loop)
-        except Exception as exc:  # say so, and referee on from the buttons
-            cam.on_gone(exc)
+    if camera:  # one that will not open is said, and the referee goes on
+        cam = builder.camera(CameraParts(camera, {"profile_dir": profile}), loop)
     done = asyncio.Event()
     buffer: list[str] = []
     pending: list[asyncio.Future[None]] = []  # presses on their way
