@@ -216,8 +216,7 @@ class Appliance:
         from companion.speech.phrases import pin_phrase
 
         self._tell(f"pairing PIN {pin}")
-        self.referee.show_flash(f"pin:{pin}")
-        self.referee.flash_until = self.referee.clock() + seconds
+        self.referee.show_flash_for(f"pin:{pin}", seconds)
         if self.speaker is not None:
             self.speaker.say(pin_phrase(pin))
         self.referee.refresh()
@@ -345,8 +344,7 @@ class Appliance:
         self.log.close()
         self.log_path = new_log_path(self.log_path.parent)
         self.log = GameLog(self.log_path)
-        self.referee.log = self.log
-        self.referee.state = GameState()
+        self.referee.start_new_log(self.log)
         self._say(f"companion: new game: log {self.log_path.name}")
 
     def _on_fault(self, reason: str) -> None:
@@ -366,8 +364,7 @@ class Appliance:
             self.log_path.replace(aside)
             self.log_path = new_log_path(self.log_path.parent)
             self.log = GameLog(self.log_path)
-            self.referee.log = self.log
-            self.referee.state = GameState()
+            self.referee.start_new_log(self.log)
             what = f"new game: log {self.log_path.name} (the old one is {aside.name})"
         elif choice == "keep":
             what = self.resume_choice["keep"]

@@ -83,7 +83,7 @@ async def run_interactive(
         try:
             table.post(parse_command(text, referee.state))
         except ValueError as exc:
-            referee.messages.append(f"? {exc}")
+            referee.say(f"? {exc}")
 
     async def read_lines() -> None:
         """Not a terminal: a line at a time from a worker thread (a pipe, a regular file
@@ -180,11 +180,11 @@ def new_log_after_game_over(referee: Referee, event: dict) -> None:
     from companion.appliance import new_log_path
 
     old = referee.log
-    referee.state = GameState()
     if old is None:
-        referee.messages.append("New game (no log)")
+        referee.start_new_log(None)
+        referee.say("New game (no log)")
         return
     old.close()
     path = new_log_path(old.path.parent)
-    referee.log = GameLog(path, fsync=getattr(old, "fsync", True))
-    referee.messages.append(f"New game: log {path}")
+    referee.start_new_log(GameLog(path, fsync=getattr(old, "fsync", True)))
+    referee.say(f"New game: log {path}")
