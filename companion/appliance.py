@@ -241,6 +241,7 @@ class Appliance:
         if warning:
             self._say(f"companion: warning: {warning}")
         self.buzzers.cop_claims_stages = cfg.table.cop_button_claims_stages
+        self.window_timer = self.builder.window_timer(cfg.table.choose_seconds)
         from companion.hardware.lamps import lamps_from_config
 
         self.lamps, self.bar = lamps_from_config(cfg.lamps, factory)

@@ -16,6 +16,7 @@ import contextlib
 import os
 import sys
 
+from companion.config import TableConfig
 from companion.display.terminal import TerminalDisplay
 from companion.gamelog import GameLog
 from companion.games.registry import parse_command
@@ -32,6 +33,7 @@ async def run_interactive(
     camera: str | None = None,
     profile: str = "",
     page: tuple[str, int, str | None] | None = None,
+    choose_seconds: float = TableConfig().choose_seconds,
 ) -> int:
     tty = sys.stdin.isatty()
     builder = TableBuilder(referee)
@@ -40,6 +42,7 @@ async def run_interactive(
     table.before_submit.append(lambda event: new_log_after_game_over(referee, event))
     await builder.start()
     buzzers, buttons, _ = builder.buttons(ButtonParts(pins=DEFAULT_PINS))
+    builder.window_timer(choose_seconds)
     loop = asyncio.get_running_loop()
     server = None
     if page is not None:  # the table page, in this loop (companion.web)

@@ -106,6 +106,15 @@ class TableBuilder:
     def speaker(self, sound: Any, notice: Any) -> Any:
         return wire_speaker(self.referee, sound, notice)
 
+    def window_timer(self, seconds: float) -> Any:
+        """A game's timed window (The Big Score's choosing) closed on its own after
+        `seconds` ([table] choose_seconds; 0: no timer), checked on the loop's ticks."""
+        from companion.window_timer import WindowTimer
+
+        timer = WindowTimer(self.referee, self.table.post, seconds)
+        self.table.tick_hooks.append(timer.check)
+        return timer
+
 
 def wire_speaker(referee: Referee, sound: Any, notice: Any) -> Any:
     """The speaker saying the referee's callouts (`[sound]`), its faults to `notice`."""
