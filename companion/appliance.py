@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from companion.buzzers import BuzzerInput, attach_buttons, prepare_interpreter
+from companion.buzzers import BuzzerInput
 from companion.clocks import boot_clock, clock_note
 from companion.config import Config
 from companion.display.frame import Frame
@@ -33,9 +33,10 @@ from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import SeatButtons
 from companion.hardware.notify import Notifier
 from companion.hardware.pins import make_pin_factory
-from companion.loop import Referee, TableLoop, View, resume_state
+from companion.loop import Referee, View, resume_state
 from companion.rules.engine import Result, winners_of
 from companion.rules.state import ASSAULT, GAME_OVER, NO_GAME, GameState
+from companion.table_builder import ButtonParts, CameraParts, TableBuilder
 
 LOG_PATTERN = "game-*.jsonl"
 
@@ -169,7 +170,8 @@ class Appliance:
         self.clock_id = boot_clock()
         if report.events and report.last_clock != self.clock_id:
             self.log.append(clock_note(self.clock_id))
-        self.table = TableLoop(self.referee, clock_id=self.clock_id)
+        self.builder = TableBuilder(self.referee, clock_id=self.clock_id)
+        self.table = self.builder.table
         # A damaged log: the game is kept up to the line before the damage (the whole
         # original is beside it, <log>.damaged) and the table may start anew instead:
         # `resume_choice` is the offer, as data for the page; choose_resume() answers.
@@ -214,8 +216,7 @@ class Appliance:
         from companion.speech.phrases import pin_phrase
 
         self._tell(f"pairing PIN {pin}")
-        self.referee.show_flash(f"pin:{pin}")
-        self.referee.flash_until = self.referee.clock() + seconds
+        self.referee.show_flash_for(f"pin:{pin}", seconds)
         if self.speaker is not None:
             self.speaker.say(pin_phrase(pin))
         self.referee.refresh()
@@ -223,24 +224,24 @@ class Appliance:
     # ---- set-up, on the loop
     async def start(self) -> None:
         cfg = self.config
-        await self.table.start()
-        loop = asyncio.get_running_loop()
+        await self.builder.start()
         t = cfg.timing
         arbiter = ArbiterConfig(settle_ns=t.settle_ns, tie_ns=t.tie_ns, tie_rule=t.tie_rule)
-        warning = prepare_interpreter(arbiter)
-        if warning:
-            self._say(f"companion: warning: {warning}")
-        self.buzzers = BuzzerInput(self.table, arbiter)
-        self.buzzers.cop_claims_stages = cfg.table.cop_button_claims_stages
         factory = make_pin_factory(cfg.gpio.pin_factory, workdir=cfg.log.dir)
         self.factory = factory
-        self.buttons = attach_buttons(
-            self.buzzers,
-            cfg.buttons.pins,
-            factory,
-            lockout_ns=t.lockout_ns,
-            stuck_ns=t.stuck_after_ns,
+        self.buzzers, self.buttons, warning = self.builder.buttons(
+            ButtonParts(
+                arbiter=arbiter,
+                pins=cfg.buttons.pins,
+                pin_factory=factory,
+                lockout_ns=t.lockout_ns,
+                stuck_ns=t.stuck_after_ns,
+            )
         )
+        if warning:
+            self._say(f"companion: warning: {warning}")
+        self.buzzers.cop_claims_stages = cfg.table.cop_button_claims_stages
+        self.window_timer = self.builder.window_timer(cfg.table.choose_seconds)
         from companion.hardware.lamps import lamps_from_config
 
         self.lamps, self.bar = lamps_from_config(cfg.lamps, factory)
@@ -248,38 +249,32 @@ class Appliance:
         if cfg.display.type == "max7219":
             from companion.display.led_matrix import LedMatrixDisplay
 
-            self.led = LedDisplay(LedMatrixDisplay.from_config(cfg.display))
-            self.referee.displays.append(self.led)
+            self.led = self.builder.display(LedDisplay(LedMatrixDisplay.from_config(cfg.display)))
         elif cfg.display.type == "terminal":
             from companion.display.terminal import TerminalDisplay
 
-            self.referee.displays.append(TerminalDisplay(clear=sys.stdout.isatty()))
+            self.builder.display(TerminalDisplay(clear=sys.stdout.isatty()))
         if cfg.pico.enabled:
             from companion.hardware.pico_link import PicoLink
 
             self.pico = PicoLink.from_config(cfg, self.buzzers.on_press)
             self.pico.start()
         if cfg.camera.source != "none":
-            from companion.camera import CameraInput
-
-            self.camera = CameraInput(
-                self.referee,
-                cfg.camera.source,
-                profile_dir=cfg.camera.profile,
-                fps=cfg.camera.fps,
-                threads=cfg.camera.threads,
-                nice=cfg.camera.nice,
-                process=cfg.camera.process,
+            self.camera = self.builder.camera(
+                CameraParts(
+                    cfg.camera.source,
+                    {
+                        "profile_dir": cfg.camera.profile,
+                        "fps": cfg.camera.fps,
+                        "threads": cfg.camera.threads,
+                        "nice": cfg.camera.nice,
+                        "process": cfg.camera.process,
+                    },
+                )
             )
-            try:
-                self.camera.start(loop)
-            except Exception as exc:  # a camera that will not open: say so, referee on
-                self.camera.on_gone(exc)
-        from companion.speech.callouts import attach_speaker
-        from companion.speech.player import make_speaker
-
-        self.speaker = make_speaker(cfg.sound, lambda text: self._say(f"companion: {text}"))
-        attach_speaker(self.referee, self.speaker)
+        self.speaker = self.builder.speaker(
+            cfg.sound, lambda text: self._say(f"companion: {text}")
+        )
         if cfg.page.enabled:
             await self._start_page()
         self._update_lamps(None, None)
@@ -351,8 +346,7 @@ class Appliance:
         self.log.close()
         self.log_path = new_log_path(self.log_path.parent)
         self.log = GameLog(self.log_path)
-        self.referee.log = self.log
-        self.referee.state = GameState()
+        self.referee.start_new_log(self.log)
         self._say(f"companion: new game: log {self.log_path.name}")
 
     def _on_fault(self, reason: str) -> None:
@@ -372,8 +366,7 @@ class Appliance:
             self.log_path.replace(aside)
             self.log_path = new_log_path(self.log_path.parent)
             self.log = GameLog(self.log_path)
-            self.referee.log = self.log
-            self.referee.state = GameState()
+            self.referee.start_new_log(self.log)
             what = f"new game: log {self.log_path.name} (the old one is {aside.name})"
         elif choice == "keep":
             what = self.resume_choice["keep"]

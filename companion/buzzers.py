@@ -102,8 +102,9 @@ class BuzzerInput:
         if not self._armed():
             self.flush()
             event = self._press_event(seat, ts_ns)
-            if event is not None:
-                self.table.post(self._with_clock(event))
+            if event is not None:  # the game's own event (it may name no seat: a move)
+                clock = self._clocks.pop((seat, ts_ns), None)
+                self.table.post(event if clock is None else {**event, "clock": clock})
             else:  # said, not silently dropped
                 self._clocks.pop((seat, ts_ns), None)
                 referee = self.table.referee

@@ -127,22 +127,23 @@ class CameraInput:
             self._other_game_reading(game, reading)
             return
         table = interpret(reading, self._dice) if self._dice else interpret(reading)
-        self.referee.mosaic = {
+        mosaic = {
             s.stage: frozenset(p - 1 for p in s.placed if 1 <= p <= 4) for s in table.stages
         }
         for s in table.stages:
             if s.complete and s.stage not in self._complete:
-                self.referee.messages.append(f"Camera: stage {s.stage} mosaic assembled")
+                self.referee.say(f"Camera: stage {s.stage} mosaic assembled")
         self._complete = {s.stage for s in table.stages if s.complete}
         for name, rs in table.robbers.items():
             if rs.escaped and name not in self._escaped:
-                self.referee.messages.append(f"Camera: the {name} dice show five Escapes")
+                self.referee.say(f"Camera: the {name} dice show five Escapes")
         self._escaped = {n for n, rs in table.robbers.items() if rs.escaped}
         unknown = sum(1 for d in reading.dice if d.face == "unknown")
         mosaics = " ".join(f"{s.stage}:{len(s.placed)}/4" for s in table.stages)
-        self.referee.camera_status = (
+        self.referee.set_camera_overlay(
+            mosaic,
             f"Camera: {len(reading.dice)} dice settled ({unknown} unknown)"
-            f"{'' if reading.mat_found else ', no mat in view'} · mosaics {mosaics}"
+            f"{'' if reading.mat_found else ', no mat in view'} · mosaics {mosaics}",
         )
         self.referee.refresh()
 
@@ -155,23 +156,23 @@ class CameraInput:
         pips = [int(d.face) for d in dice]
         advice = game.camera_advice(self.referee.state, pips)
         if advice and advice != self._advice:
-            self.referee.messages.append(advice)
+            self.referee.say(advice)
         self._advice = advice
-        self.referee.camera_status = (
+        self.referee.set_camera_overlay(
+            self.referee.mosaic,
             f"Camera: {len(reading.dice)} dice settled, pips {' '.join(map(str, pips)) or '-'}"
-            f"{'' if reading.mat_found else ', no mat in view'}"
+            f"{'' if reading.mat_found else ', no mat in view'}",
         )
         self.referee.refresh()
 
     def on_gone(self, exc: Exception) -> None:
         self.gone = True
-        self.referee.mosaic = None
-        self.referee.camera_status = "Camera: GONE (refereeing from the buttons)"
+        self.referee.set_camera_overlay(None, "Camera: GONE (refereeing from the buttons)")
         text = _first_line(exc)
         self.referee.notice(f"Camera gone ({text}): refereeing from the buttons", "camera_gone")
 
     def on_frame_error(self, message: str) -> None:
-        self.referee.messages.append(f"Camera: {message}")
+        self.referee.say(f"Camera: {message}")
 
 
 def _first_line(exc: BaseException) -> str:

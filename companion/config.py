@@ -156,6 +156,9 @@ class TableConfig:
     # The cops' button claims stages: each press before stage 3 is claimed is the next
     # `stage`; after it, the press is "Arrested!" as always.
     cop_button_claims_stages: bool = False
+    # The Big Score: the choosing window closes on its own after this many seconds
+    # (no press by then = Rob); 0: only when all have chosen or the table closes it.
+    choose_seconds: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -493,7 +496,12 @@ def config_from_dict(
 
     c = _Checker(source, "table", tables["table"])
     table = TableConfig(
-        cop_button_claims_stages=c.get("cop_button_claims_stages", False, _boolean, "true or false")
+        cop_button_claims_stages=c.get(
+            "cop_button_claims_stages", False, _boolean, "true or false"
+        ),
+        choose_seconds=c.get(
+            "choose_seconds", 10.0, _number(0, 3600), "a number of seconds between 0 and 3600"
+        ),
     )
     c.done()
 

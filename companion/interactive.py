@@ -16,14 +16,14 @@ import contextlib
 import os
 import sys
 
-from companion.buzzers import BuzzerInput, attach_buttons, prepare_interpreter
+from companion.config import TableConfig
 from companion.display.terminal import TerminalDisplay
 from companion.gamelog import GameLog
 from companion.games.registry import parse_command
 from companion.hardware.buttons import DEFAULT_PINS
-from companion.hardware.pins import make_pin_factory
-from companion.loop import Referee, TableLoop
+from companion.loop import Referee
 from companion.rules.state import GAME_OVER, GameState
+from companion.table_builder import ButtonParts, CameraParts, TableBuilder
 
 PROMPT = "keys 0-3 press buttons · command + Enter · help · quit > "
 
@@ -33,32 +33,25 @@ async def run_interactive(
     camera: str | None = None,
     profile: str = "",
     page: tuple[str, int, str | None] | None = None,
+    choose_seconds: float = TableConfig().choose_seconds,
 ) -> int:
     tty = sys.stdin.isatty()
-    display = TerminalDisplay(clear=tty)
-    referee.displays.append(display)
-    referee.listeners.append(display.on_event)
-    table = TableLoop(referee)
+    builder = TableBuilder(referee)
+    display = builder.display(TerminalDisplay(clear=tty), listens=True)
+    table = builder.table
     table.before_submit.append(lambda event: new_log_after_game_over(referee, event))
-    await table.start()
-    buzzers = BuzzerInput(table)
-    prepare_interpreter(buzzers.config)
+    await builder.start()
+    buzzers, buttons, _ = builder.buttons(ButtonParts(pins=DEFAULT_PINS))
+    builder.window_timer(choose_seconds)
     loop = asyncio.get_running_loop()
-    buttons = attach_buttons(buzzers, DEFAULT_PINS, make_pin_factory("mock"))
     server = None
     if page is not None:  # the table page, in this loop (companion.web)
         from companion.web.server import start_page
 
         server = await start_page(table, *page, new_game_after_over=True)
     cam = None
-    if camera:
-        from companion.camera import CameraInput
-
-        cam = CameraInput(referee, camera, profile_dir=profile)
-        try:
-            cam.start(loop)
-        except Exception as exc:  # say so, and referee on from the buttons
-            cam.on_gone(exc)
+    if camera:  # one that will not open is said, and the referee goes on
+        cam = builder.camera(CameraParts(camera, {"profile_dir": profile}), loop)
     done = asyncio.Event()
     buffer: list[str] = []
     pending: list[asyncio.Future[None]] = []  # presses on their way
@@ -93,7 +86,7 @@ async def run_interactive(
         try:
             table.post(parse_command(text, referee.state))
         except ValueError as exc:
-            referee.messages.append(f"? {exc}")
+            referee.say(f"? {exc}")
 
     async def read_lines() -> None:
         """Not a terminal: a line at a time from a worker thread (a pipe, a regular file
@@ -190,11 +183,11 @@ def new_log_after_game_over(referee: Referee, event: dict) -> None:
     from companion.appliance import new_log_path
 
     old = referee.log
-    referee.state = GameState()
     if old is None:
-        referee.messages.append("New game (no log)")
+        referee.start_new_log(None)
+        referee.say("New game (no log)")
         return
     old.close()
     path = new_log_path(old.path.parent)
-    referee.log = GameLog(path, fsync=getattr(old, "fsync", True))
-    referee.messages.append(f"New game: log {path}")
+    referee.start_new_log(GameLog(path, fsync=getattr(old, "fsync", True)))
+    referee.say(f"New game: log {path}")

@@ -357,6 +357,33 @@ class Referee:
             self.show_flash(flash)
         self.refresh()
 
+    # ---- the narrow API for the edges (camera, serve, sim): no edge writes fields
+    def say(self, text: str) -> None:
+        """A line for the screens' messages, without a flash or a redraw (the caller
+        redraws once when it has said everything)."""
+        self.messages.append(text)
+
+    def set_camera_overlay(
+        self, mosaic: dict[int, frozenset[int]] | None, status: str | None
+    ) -> None:
+        """What the camera sees, for the displays: the mosaic pieces in place (None:
+        nothing to draw) and its one status line. Drawn at the next refresh."""
+        self.mosaic = mosaic
+        self.camera_status = status
+
+    def show_flash_for(self, name: str, seconds: float) -> None:
+        """A flash shown now and held `seconds` (a pairing PIN), then a redraw."""
+        self.show_flash(name)
+        self.flash_until = self.clock() + seconds
+
+    def start_new_log(self, log: GameLog | None) -> None:
+        """No game, writing to `log` from now (a new game after a finished one, or the
+        table's "new" answer to a damaged log)."""
+        from companion.rules.state import GameState
+
+        self.log = log
+        self.state = GameState()
+
     def on_tick(self) -> None:
         self.tick += 1
         if self._log is not None:

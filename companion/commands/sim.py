@@ -15,16 +15,15 @@ import sys
 import time
 from pathlib import Path
 
-from companion.buzzers import BuzzerInput
 from companion.events import EventFormatError, decode, is_comment, split_lines
 from companion.gamelog import GameLog
 from companion.games.registry import summary
 from companion.hardware.arbitration import ArbiterConfig
-from companion.hardware.buttons import DEFAULT_PINS, SeatButtons
-from companion.hardware.pins import make_pin_factory
-from companion.loop import Referee, TableLoop, resume_state
+from companion.hardware.buttons import DEFAULT_PINS
+from companion.loop import Referee, resume_state
 from companion.rules.engine import winners_of
 from companion.rules.state import GAME_OVER, GameState
+from companion.table_builder import ButtonParts, TableBuilder, wire_speaker
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -103,10 +102,16 @@ async def play_script(
     A comment line starting `# rejected` marks the next event line as a rejection the
     script means to show (a false start, a second hostage): when it is rejected it is
     reported as expected and not counted; when it is accepted instead, that is counted."""
-    table = TableLoop(referee, stamp_missing=False)
-    await table.start()
-    buzzers = BuzzerInput(table, arbiter or ArbiterConfig(), virtual_clock=True)
-    buttons = SeatButtons(DEFAULT_PINS, buzzers.on_press, pin_factory=make_pin_factory("mock"))
+    builder = TableBuilder(referee, stamp_missing=False)
+    table = await builder.start()
+    buzzers, buttons, _ = builder.buttons(
+        ButtonParts(
+            arbiter=arbiter or ArbiterConfig(),
+            pins=DEFAULT_PINS,
+            virtual_clock=True,
+            watch_stuck=False,
+        )
+    )
     loop = asyncio.get_running_loop()
     played = rejected = 0
     current: dict[str, int] = {"line": 0}
@@ -196,16 +201,12 @@ def _speaker(args: argparse.Namespace, referee: Referee) -> object | None:
     if not getattr(args, "sound", False):
         return None
     from companion.config import SoundConfig
-    from companion.speech.callouts import attach_speaker
-    from companion.speech.player import make_speaker
 
     def notice(text: str) -> None:
         print(text, file=sys.stderr)
         referee.messages.append(text)
 
-    speaker = make_speaker(SoundConfig(), notice)
-    attach_speaker(referee, speaker)
-    return speaker
+    return wire_speaker(referee, SoundConfig(), notice)
 
 
 def run(args: argparse.Namespace) -> int:

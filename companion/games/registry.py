@@ -68,6 +68,10 @@ class Game:
     press_event: Callable[[Any, int, int], dict[str, Any] | None] = _no_press
     page_details: Callable[[Any], dict[str, Any]] = _no_details
     camera_advice: Callable[[Any, Any], str | None] = _no_advice
+    # A window the table's timer closes on its own (companion.window_timer): (a key
+    # for this window, the event that closes it), or None while none is open.
+    timed_window: Callable[[Any], tuple[Any, dict[str, Any]] | None] = field(
+        default=lambda state: None)
 
     # The log line shown on screens (the sim's log pane) when it must differ from the
     # logged one (a secret choice); None: the line as logged.

@@ -5,14 +5,20 @@ ascending GPIO-number order, a serial co-processor's reports queue behind each o
 and a busy loop delays callbacks. So the first press of a race opens a *settle
 window*: presses that arrive within `settle_ns` of it (by arrival time) are collected,
 then ordered by their edge timestamps. Presses closer than `tie_ns` are a tie, decided
-by `tie_rule`:
+by the tie rule. The arbiter knows one seat apart, the *late seat*: the seat whose
+press answers the race instead of running it (in Vault Assault the cops, whose Arrest
+may only follow the stages). The rules, named for what they do:
 
-- "robbers" (default): robbers before the cops, since the cops must finish their
-  mosaics before the robbers begin to yell;
-- "cops": the cops before robbers;
+- "racers-first" (default): the racing seats before the late seat (Vault Assault:
+  robbers before the cops, since the cops must finish their mosaics before the robbers
+  begin to yell);
+- "late-seat-first": the late seat before the racers;
 - "lowest-seat": the lower seat number first.
 
-Within a side, a tie goes to the earlier stamp, then the lower seat. Everything here
+The configuration keeps its values (`[timing] tie_rule`: "robbers", "cops",
+"lowest-seat"; a contract): `TIE_RULE_OF_CONFIG` maps them to these names at the
+config edge, in `ArbiterConfig`. Within a side, a tie goes to the earlier stamp, then
+the lower seat. Everything here
 is pure: presses (with their arrival times) in, verdicts out; the caller owns clocks
 and timers.
 """
@@ -22,14 +28,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-TIE_RULES = ("robbers", "cops", "lowest-seat")
+RACERS_FIRST = "racers-first"
+LATE_SEAT_FIRST = "late-seat-first"
+LOWEST_SEAT = "lowest-seat"
+# The config's values (a contract, as they are) -> the rule each names.
+TIE_RULE_OF_CONFIG = {"robbers": RACERS_FIRST, "cops": LATE_SEAT_FIRST, "lowest-seat": LOWEST_SEAT}
+TIE_RULES = tuple(TIE_RULE_OF_CONFIG)  # the values `[timing] tie_rule` accepts
 
 
 @dataclass(frozen=True)
 class ArbiterConfig:
     settle_ns: int = 5_000_000  # 5 ms
     tie_ns: int = 50_000  # 50 us: covers the Pi's GPIO-number bias within one interrupt
-    tie_rule: str = "robbers"
+    tie_rule: str = "robbers"  # the config's value (TIE_RULES); `rule` is what it does
+
+    @property
+    def rule(self) -> str:
+        """The tie rule by what it does: RACERS_FIRST, LATE_SEAT_FIRST or LOWEST_SEAT."""
+        return TIE_RULE_OF_CONFIG[self.tie_rule]
 
     def __post_init__(self) -> None:
         if self.tie_rule not in TIE_RULES:
@@ -65,16 +81,18 @@ class Verdict:
         return self.order[1].ts_ns - self.order[0].ts_ns
 
 
-def _side_key(press: Press, cop_seat: int | None, rule: str) -> tuple[int, ...]:
-    is_cop = press.seat == cop_seat
-    if rule == "robbers":
-        return (1 if is_cop else 0,)
-    if rule == "cops":
-        return (0 if is_cop else 1,)
+def _side_key(press: Press, late_seat: int | None, rule: str) -> tuple[int, ...]:
+    is_late = press.seat == late_seat
+    if rule == RACERS_FIRST:
+        return (1 if is_late else 0,)
+    if rule == LATE_SEAT_FIRST:
+        return (0 if is_late else 1,)
     return (press.seat,)
 
 
-def order_presses(presses: Sequence[Press], cop_seat: int | None, config: ArbiterConfig) -> Verdict:
+def order_presses(
+    presses: Sequence[Press], late_seat: int | None, config: ArbiterConfig
+) -> Verdict:
     """Order presses by edge timestamp, resolving ties by the configured rule.
 
     A tie group starts at the earliest press not yet grouped and takes every press
@@ -90,7 +108,7 @@ def order_presses(presses: Sequence[Press], cop_seat: int | None, config: Arbite
             j += 1
         group = sorted(
             by_stamp[i:j],
-            key=lambda p: (*_side_key(p, cop_seat, config.tie_rule), p.ts_ns, p.seat),
+            key=lambda p: (*_side_key(p, late_seat, config.rule), p.ts_ns, p.seat),
         )
         if len(group) > 1:
             ties.append(tuple(p.seat for p in group))
@@ -118,13 +136,13 @@ class Offer:
     dropped: tuple[Press, ...] = field(default_factory=tuple)  # repeat presses of a seat
 
 
-def offer(window: Window, press: Press, cop_seat: int | None, config: ArbiterConfig) -> Offer:
+def offer(window: Window, press: Press, late_seat: int | None, config: ArbiterConfig) -> Offer:
     """Add a press. A press arriving after the window's close time closes it first
     (the verdict comes back) and opens a new window. A seat's second press in one
     window is dropped: the first press is that seat's."""
     closed = None
     if window.open and window.closes_at is not None and press.arrival_ns > window.closes_at:
-        closed = order_presses(window.pending, cop_seat, config)
+        closed = order_presses(window.pending, late_seat, config)
         window = Window()
     if any(p.seat == press.seat for p in window.pending):
         return Offer(window, closed, (press,))
@@ -133,9 +151,9 @@ def offer(window: Window, press: Press, cop_seat: int | None, config: ArbiterCon
     return Offer(Window((*window.pending, press), window.closes_at), closed)
 
 
-def close(window: Window, cop_seat: int | None, config: ArbiterConfig) -> tuple[Window, Verdict]:
+def close(window: Window, late_seat: int | None, config: ArbiterConfig) -> tuple[Window, Verdict]:
     """Close the window now: its verdict, and an empty window."""
-    return Window(), order_presses(window.pending, cop_seat, config)
+    return Window(), order_presses(window.pending, late_seat, config)
 
 
 def due(window: Window, now_ns: int) -> bool:

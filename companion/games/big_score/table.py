@@ -189,6 +189,14 @@ def public(event: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def timed_window(state: BigScoreState) -> tuple[Any, dict[str, Any]] | None:
+    """The choosing window of this round, closed by `close_choices` (the rest rob)."""
+    if state.phase != CHOOSE or all(state.players[s].flee is not None
+                                    for s in state.in_vault()):
+        return None
+    return (state.round, {"type": "close_choices"})
+
+
 GAME = Game(
     id=d.GAME_ID,
     name="The Big Score (Act II)",
@@ -205,4 +213,5 @@ GAME = Game(
     press_event=press_event,
     page_details=page_details,
     public=public,
+    timed_window=timed_window,
 )

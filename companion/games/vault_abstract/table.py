@@ -144,6 +144,16 @@ def page_details(state: AbstractState) -> dict[str, Any]:
     }
 
 
+def press_event(state: AbstractState, seat: int, ts_ns: int) -> dict[str, Any] | None:
+    """On a 2-seat table's buttons: the press of the seat to move asks the companion
+    for that side's move (the `bot` move at the default level, seeded by the move
+    number, so a replay plays it again); the other seat's press does nothing."""
+    if state.phase != PLAYING or seat != state.to_move:
+        return None
+    frm, to = opponent.choose_move(state, DEFAULT_LEVEL, seed=len(state.moves))
+    return {"type": "move", "from": frm, "to": to, "ts_ns": ts_ns}
+
+
 GAME = Game(
     id=d.GAME_ID,
     name="Vault (abstract)",
@@ -158,4 +168,5 @@ GAME = Game(
     help=HELP,
     page_moves=page_moves,
     page_details=page_details,
+    press_event=press_event,
 )

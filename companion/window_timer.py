@@ -1,0 +1,67 @@
+"""A game's timed window, closed on its own: The Big Score's choosing window.
+
+Each round of The Big Score opens a window for the secret Rob/Flee choices: a press is
+that seat's Flee, and nobody pressing by the time the window closes robs. The table
+may close it (`close`, the page's "Close the window"); this timer closes it after
+`[table] choose_seconds` (0: never on its own), by posting the game's own closing
+event, as the table would. A game names its window with `Game.timed_window(state)`:
+a key for this window (a new key starts the timer again) and the event that closes
+it, or None while no window is open.
+
+An edge: it reads the referee's clock (injectable, so a test drives it with a fake
+one) on the loop's ticks and posts the closing event once per window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from companion.loop import Referee
+
+
+class WindowTimer:
+    def __init__(
+        self,
+        referee: Referee,
+        post: Callable[[dict[str, Any]], None],
+        seconds: float,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.referee = referee
+        self.post = post
+        self.seconds = seconds
+        self.clock = clock or referee.clock
+        self._key: Hashable | None = None
+        self._opened = 0.0
+        self._closed_key: Hashable | None = None
+
+    def remaining(self) -> float | None:
+        """Seconds left in the open window (None: no window, or no timer)."""
+        if self._key is None or self.seconds <= 0:
+            return None
+        return max(0.0, self.seconds - (self.clock() - self._opened))
+
+    def check(self) -> None:
+        """On each tick: start the timer when a window opens, close it when due. A
+        fault here is the referee's to announce, never the end of the ticker."""
+        if self.seconds <= 0:
+            return
+        try:
+            self._check()
+        except Exception as exc:
+            self.referee.internal_error(exc)
+
+    def _check(self) -> None:
+        window = self.referee.game.timed_window(self.referee.state)
+        if window is None:
+            self._key = self._closed_key = None
+            return
+        key, closing = window
+        now = self.clock()
+        if key != self._key:
+            self._key, self._opened = key, now
+            return
+        if self._closed_key != key and now - self._opened >= self.seconds:
+            self._closed_key = key
+            self.post(dict(closing))
