@@ -193,3 +193,21 @@ def is_comment(line: str) -> bool:
     """Blank lines and lines starting with '#' are allowed in hand-written scripts."""
     text = line.strip()
     return not text or text.startswith("#")
+
+
+def command_words(text: str) -> dict[str, Any] | list[str]:
+    """One line of a game's short command language, read up to its words: the event
+    a JSON line holds (through the bounded gate, as logs, scripts and --input), or the
+    line's words with the first one lower-cased. ValueError (one line) for an empty
+    line or a JSON line the gate refuses."""
+    text = text.strip()
+    if not text:
+        raise ValueError("empty command")
+    if text.startswith("{"):
+        try:
+            return decode_line(text)
+        except EventFormatError as exc:
+            raise ValueError(str(exc)) from None
+    words = text.split()
+    words[0] = words[0].lower()
+    return words

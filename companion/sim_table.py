@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from companion.events import EventFormatError, decode_line
+from companion.events import command_words
 from companion.rules.state import GameState
 
 FACE_LETTERS = {"a": "alarm", "p": "dye_pack", "t": "dye_pack", "d": "diamond"}
@@ -44,17 +44,10 @@ def _need(args: list[str], n: int, usage: str) -> None:
 
 
 def parse_command(text: str, state: GameState) -> dict[str, Any]:
-    text = text.strip()
-    if not text:
-        raise ValueError("empty command")
-    if text.startswith("{"):
-        # The same bounded gate as logs, scripts and --input (companion.events).
-        try:
-            return decode_line(text)
-        except EventFormatError as exc:
-            raise ValueError(str(exc)) from None
-    word, *args = text.split()
-    word = word.lower()
+    parsed = command_words(text)  # a JSON line through the bounded gate, or words
+    if isinstance(parsed, dict):
+        return parsed
+    word, *args = parsed
     if word.isdigit() and not args:
         return {"type": "buzz", "seat": int(word)}
     if word == "new":

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from companion.display.model import thousands
-from companion.events import EventFormatError, decode_line
+from companion.events import command_words
 from companion.games import led
 from companion.games.big_score import definition as d
 from companion.games.big_score import engine
@@ -93,16 +93,10 @@ def _seat(word: str) -> int:
 
 
 def parse_command(text: str, state: BigScoreState) -> dict[str, Any]:
-    text = text.strip()
-    if not text:
-        raise ValueError("empty command")
-    if text.startswith("{"):
-        try:
-            return decode_line(text)
-        except EventFormatError as exc:
-            raise ValueError(str(exc)) from None
-    word, *args = text.split()
-    word = word.lower()
+    parsed = command_words(text)  # a JSON line through the bounded gate, or words
+    if isinstance(parsed, dict):
+        return parsed
+    word, *args = parsed
     if word.isdigit() and not args:
         return {"type": "choose", "seat": int(word), "flee": True}
     if word in ("flee", "rob") and len(args) == 1:

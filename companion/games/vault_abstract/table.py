@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from companion.events import EventFormatError, decode_line
+from companion.events import command_words
 from companion.games import led
 from companion.games.registry import Game
 from companion.games.vault_abstract import definition as d
@@ -86,15 +86,10 @@ def board_lines(state: AbstractState) -> list[str]:
 
 
 def parse_command(text: str, state: AbstractState) -> dict[str, Any]:
-    text = text.strip()
-    if not text:
-        raise ValueError("empty command")
-    if text.startswith("{"):
-        try:
-            return decode_line(text)
-        except EventFormatError as exc:
-            raise ValueError(str(exc)) from None
-    words = text.lower().split()
+    parsed = command_words(text)  # a JSON line through the bounded gate, or words
+    if isinstance(parsed, dict):
+        return parsed
+    words = [w.lower() for w in parsed]
     if words[0] == "move":
         words = words[1:]
     if len(words) == 2 and all(d.parse_cell(w) is not None for w in words):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from companion.events import EventFormatError, decode_line
+from companion.events import command_words
 from companion.games import led
 from companion.games.registry import Game
 from companion.games.vault_solitaire import definition as d
@@ -80,16 +80,10 @@ def _ints(words: list[str], what: str) -> list[int]:
 
 
 def parse_command(text: str, state: SolitaireState) -> dict[str, Any]:
-    text = text.strip()
-    if not text:
-        raise ValueError("empty command")
-    if text.startswith("{"):
-        try:
-            return decode_line(text)
-        except EventFormatError as exc:
-            raise ValueError(str(exc)) from None
-    word, *args = text.split()
-    word = word.lower()
+    parsed = command_words(text)  # a JSON line through the bounded gate, or words
+    if isinstance(parsed, dict):
+        return parsed
+    word, *args = parsed
     if word == "roll" and args:
         return {"type": "roll", "dice": _ints(args, "roll: dice")}
     if word == "mark" and args:
