@@ -223,8 +223,24 @@ class Appliance:
 
     # ---- set-up, on the loop
     async def start(self) -> None:
-        cfg = self.config
         await self.builder.start()
+        self._start_buttons()
+        self._start_lamps()
+        self._start_display()
+        self._start_pico()
+        self._start_camera()
+        self._start_speaker()
+        if self.config.page.enabled:
+            await self._start_page()
+        self._update_lamps(None, None)
+        self.buzzers.live_clock = self.clock_id
+        self._announce_damaged_log()
+        self.referee.refresh()
+        self._announce_ready()
+
+    def _start_buttons(self) -> None:
+        """The pin factory, the seat buttons and their arbiter, and the choosing timer."""
+        cfg = self.config
         t = cfg.timing
         arbiter = ArbiterConfig(settle_ns=t.settle_ns, tie_ns=t.tie_ns, tie_rule=t.tie_rule)
         factory = make_pin_factory(cfg.gpio.pin_factory, workdir=cfg.log.dir)
@@ -242,10 +258,17 @@ class Appliance:
             self._say(f"companion: warning: {warning}")
         self.buzzers.cop_claims_stages = cfg.table.cop_button_claims_stages
         self.window_timer = self.builder.window_timer(cfg.table.choose_seconds)
+
+    def _start_lamps(self) -> None:
+        """The seat lamps and the stage bar, kept up to date by the referee."""
         from companion.hardware.lamps import lamps_from_config
 
-        self.lamps, self.bar = lamps_from_config(cfg.lamps, factory)
+        self.lamps, self.bar = lamps_from_config(self.config.lamps, self.factory)
         self.referee.listeners.append(self._update_lamps)
+
+    def _start_display(self) -> None:
+        """The configured display: the LED matrix, the terminal or none."""
+        cfg = self.config
         if cfg.display.type == "max7219":
             from companion.display.led_matrix import LedMatrixDisplay
 
@@ -254,11 +277,19 @@ class Appliance:
             from companion.display.terminal import TerminalDisplay
 
             self.builder.display(TerminalDisplay(clear=sys.stdout.isatty()))
+
+    def _start_pico(self) -> None:
+        """The Pico's serial link feeding the buttons, when enabled."""
+        cfg = self.config
         if cfg.pico.enabled:
             from companion.hardware.pico_link import PicoLink
 
             self.pico = PicoLink.from_config(cfg, self.buzzers.on_press)
             self.pico.start()
+
+    def _start_camera(self) -> None:
+        """The camera reading the dice, unless its source is "none"."""
+        cfg = self.config
         if cfg.camera.source != "none":
             self.camera = self.builder.camera(
                 CameraParts(
@@ -272,13 +303,14 @@ class Appliance:
                     },
                 )
             )
+
+    def _start_speaker(self) -> None:
         self.speaker = self.builder.speaker(
-            cfg.sound, lambda text: self._say(f"companion: {text}")
+            self.config.sound, lambda text: self._say(f"companion: {text}")
         )
-        if cfg.page.enabled:
-            await self._start_page()
-        self._update_lamps(None, None)
-        self.buzzers.live_clock = self.clock_id
+
+    def _announce_damaged_log(self) -> None:
+        """A damaged log's choice, to the table and the output."""
         if self.resume_choice:
             self.referee.notice(
                 f"LOG DAMAGED at line {self.resume_choice['damaged_line']}: "
@@ -286,7 +318,9 @@ class Appliance:
                 ' {"type":"resume_choice","choice":"new"} starts a new game'
             )
             self._say(f"companion: {self.referee.messages[-1]}")
-        self.referee.refresh()
+
+    def _announce_ready(self) -> None:
+        """Ready: to systemd (sd_notify) and the output."""
         state = self.referee.state
         what = (
             f"resumed {self.log_path.name} ({self.resumed.events} events)"

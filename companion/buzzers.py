@@ -110,16 +110,22 @@ class BuzzerInput:
                 referee = self.table.referee
                 referee.notice(f"Seat {seat}'s button does nothing in {referee.game.name}")
             return
-        cop = self.table.referee.state.cop
-        if self.cop_claims_stages and seat == cop and self._claim_stage(ts_ns):
+        late = self._late_seat()
+        if self.cop_claims_stages and seat == late and self._claim_stage(ts_ns):
             return
-        result = offer(self.window, Press(seat, ts_ns, arrival_ns), cop, self.config)
+        result = offer(self.window, Press(seat, ts_ns, arrival_ns), late, self.config)
         if result.closed:
             self._emit(result.closed)
         new_window = result.window.open and result.window.closes_at != self.window.closes_at
         self.window = result.window
         if new_window and not self.virtual:
             self._schedule()
+
+    def _late_seat(self) -> int | None:
+        """The seat whose press answers the race, as the game defines it (Vault
+        Assault: the cops)."""
+        referee = self.table.referee
+        return referee.game.late_seat(referee.state)
 
     def _press_event(self, seat: int, ts_ns: int) -> dict[str, Any] | None:
         """What a press means while the buttons do not race: a `buzz` in Vault Assault,
@@ -162,7 +168,7 @@ class BuzzerInput:
             self._timer.cancel()
             self._timer = None
         if self.window.open:
-            self.window, verdict = close(self.window, self.table.referee.state.cop, self.config)
+            self.window, verdict = close(self.window, self._late_seat(), self.config)
             self._emit(verdict)
 
     def _emit(self, verdict: Verdict) -> None:

@@ -24,10 +24,12 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from companion.hardware.arbitration import TIE_RULES
 from companion.hardware.pins import FACTORY_NAMES
+
+_C = TypeVar("_C")  # a table's config type
 
 DISPLAY_TYPES = ("max7219", "terminal", "none")
 
@@ -355,16 +357,54 @@ def parse_config(text: str, source: str = "config.toml", base_dir: Path | None =
 def config_from_dict(
     data: Mapping[str, Any], source: str = "config.toml", base_dir: Path | None = None
 ) -> Config:
+    tables = _top_tables(source, data)
+    base = base_dir if base_dir is not None else Path.cwd()
+    gpio = _read(source, "gpio", tables, _gpio_table)
+    pico = _read(source, "pico", tables, _pico_table)
+    listed = "buttons" in data
+    buttons = _read(source, "buttons", tables, lambda c: _buttons_table(c, gpio, pico, listed))
+    lamps = _read(source, "lamps", tables, lambda c: _lamps_table(c, buttons))
+    display = _read(source, "display", tables, _display_table)
+    timing = _read(source, "timing", tables, _timing_table)
+    log = _read(source, "log", tables, lambda c: _log_table(c, base))
+    camera = _read(source, "camera", tables, lambda c: _camera_table(c, base_dir, base))
+    sound = _read(source, "sound", tables, _sound_table)
+    table = _read(source, "table", tables, _table_table)
+    page = _read(source, "page", tables, _page_table)
+    config = Config(
+        gpio, buttons, lamps, display, timing, pico, log, camera, source, sound, table, page
+    )
+    _check_pin_conflicts(config)
+    return config
+
+
+def _top_tables(source: str, data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The file's tables by name (an absent one: empty); no keys outside them."""
     top = _Checker(source, "", data)
     tables: dict[str, Mapping[str, Any]] = {}
     for name in SECTIONS:
         value = top.get(name, {}, _table, "a table ([" + name + "])")
         tables[name] = value
     top.done()
-    base = base_dir if base_dir is not None else Path.cwd()
+    return tables
 
-    c = _Checker(source, "gpio", tables["gpio"])
-    gpio = GpioConfig(
+
+def _read(
+    source: str,
+    name: str,
+    tables: Mapping[str, Mapping[str, Any]],
+    read: Callable[[_Checker], _C],
+) -> _C:
+    """One table read by `read`, then checked for keys it does not know."""
+    c = _Checker(source, name, tables[name])
+    value = read(c)
+    c.done()
+    return value
+
+
+def _gpio_table(c: _Checker) -> GpioConfig:
+    """The [gpio] table."""
+    return GpioConfig(
         pin_factory=c.get(
             "pin_factory",
             GpioConfig.pin_factory,
@@ -372,15 +412,16 @@ def config_from_dict(
             "one of " + _options(FACTORY_NAMES),
         )
     )
-    c.done()
 
-    c = _Checker(source, "pico", tables["pico"])
+
+def _pico_table(c: _Checker) -> PicoConfig:
+    """The [pico] table."""
     enabled = c.get("enabled", False, _boolean, "true or false")
     if enabled:
         port = c.require("port", _nonempty_str, "a serial device path or pyserial URL")
     else:
         port = c.get("port", PicoConfig.port, _nonempty_str, "a serial device path or URL")
-    pico = PicoConfig(
+    return PicoConfig(
         enabled=enabled,
         port=port,
         baud=c.get(
@@ -390,34 +431,40 @@ def config_from_dict(
             "a baud rate between 1200 and 4000000",
         ),
     )
-    c.done()
 
-    c = _Checker(source, "buttons", tables["buttons"])
+
+def _buttons_table(
+    c: _Checker, gpio: GpioConfig, pico: PicoConfig, listed: bool
+) -> ButtonsConfig:
+    """The [buttons] table: pins required when [buttons] is given or real GPIO (not the
+    Pico) reads the buttons."""
     pins_expected = _pins_expected(2, MAX_SEATS)
     needs_pins = gpio.pin_factory != "mock" and not pico.enabled
-    if needs_pins or "buttons" in data:
+    if needs_pins or listed:
         pins = c.require("pins", _pin_list(2, MAX_SEATS), pins_expected + ", one per seat")
     else:
         pins = ButtonsConfig.pins
-    buttons = ButtonsConfig(pins=pins)
-    c.done()
+    return ButtonsConfig(pins=pins)
 
-    c = _Checker(source, "lamps", tables["lamps"])
+
+def _lamps_table(c: _Checker, buttons: ButtonsConfig) -> LampsConfig:
+    """The [lamps] table."""
     n = len(buttons.pins)
-    lamps = LampsConfig(
+    return LampsConfig(
         pins=c.get(
             "pins", (), _pin_list(n, n), _pins_expected(n, n) + ", one per seat like buttons.pins"
         ),
         progress_pins=c.get("progress_pins", (), _pin_list(1, 16), _pins_expected(1, 16)),
         active_low=c.get("active_low", False, _boolean, "true or false"),
     )
-    c.done()
 
-    c = _Checker(source, "display", tables["display"])
+
+def _display_table(c: _Checker) -> DisplayConfig:
+    """The [display] table."""
     dtype = c.get(
         "type", DisplayConfig.type, _choice(DISPLAY_TYPES), "one of " + _options(DISPLAY_TYPES)
     )
-    display = DisplayConfig(
+    return DisplayConfig(
         type=dtype,
         cascaded=c.get(
             "cascaded", 4, _integer(1, 16), "a whole number of 8x8 modules between 1 and 16"
@@ -431,10 +478,11 @@ def config_from_dict(
         blocks_reversed=c.get("blocks_reversed", False, _boolean, "true or false"),
         brightness=c.get("brightness", 64, _integer(0, 255), "a whole number from 0 to 255"),
     )
-    c.done()
 
-    c = _Checker(source, "timing", tables["timing"])
-    timing = TimingConfig(
+
+def _timing_table(c: _Checker) -> TimingConfig:
+    """The [timing] table."""
+    return TimingConfig(
         lockout_ms=c.get(
             "lockout_ms", 50.0, _number(0, 1000), "a number of milliseconds between 0 and 1000"
         ),
@@ -452,19 +500,21 @@ def config_from_dict(
             "a number of milliseconds between 100 and 600000",
         ),
     )
-    c.done()
 
-    c = _Checker(source, "log", tables["log"])
-    log = LogConfig(
+
+def _log_table(c: _Checker, base: Path) -> LogConfig:
+    """The [log] table."""
+    return LogConfig(
         dir=c.get("dir", None, lambda v: _path(v, base), "a directory path") or _default_log_dir(),
         undo_limit=c.get(
             "undo_limit", 0, _integer(0, 1_000_000), "a whole number of undo steps (0: all)"
         ),
     )
-    c.done()
 
-    c = _Checker(source, "camera", tables["camera"])
-    camera = CameraConfig(
+
+def _camera_table(c: _Checker, base_dir: Path | None, base: Path) -> CameraConfig:
+    """The [camera] table."""
+    return CameraConfig(
         source=c.get(
             "source",
             "none",
@@ -482,20 +532,22 @@ def config_from_dict(
         nice=c.get("nice", 10, _integer(0, 19), "a whole number between 0 and 19"),
         process=c.get("process", True, _boolean, "true or false"),
     )
-    c.done()
 
-    c = _Checker(source, "sound", tables["sound"])
-    sound = SoundConfig(
+
+def _sound_table(c: _Checker) -> SoundConfig:
+    """The [sound] table."""
+    return SoundConfig(
         enabled=c.get("enabled", True, _boolean, "true or false"),
         voice=c.get("voice", "en", _voice, 'an espeak-ng voice name such as "en" or "en-us+f3"'),
         volume=c.get("volume", 100, _integer(0, 100), "a whole number from 0 to 100"),
         speed=c.get("speed", 175, _integer(80, 450), "words per minute from 80 to 450"),
         device=c.get("device", "", _alsa_device, 'an ALSA device name such as "plughw:1,0" or ""'),
     )
-    c.done()
 
-    c = _Checker(source, "table", tables["table"])
-    table = TableConfig(
+
+def _table_table(c: _Checker) -> TableConfig:
+    """The [table] table."""
+    return TableConfig(
         cop_button_claims_stages=c.get(
             "cop_button_claims_stages", False, _boolean, "true or false"
         ),
@@ -503,28 +555,22 @@ def config_from_dict(
             "choose_seconds", 10.0, _number(0, 3600), "a number of seconds between 0 and 3600"
         ),
     )
-    c.done()
 
-    c = _Checker(source, "page", tables["page"])
+
+def _page_table(c: _Checker) -> PageConfig:
+    """The [page] table."""
     page_on = c.get("enabled", False, _boolean, "true or false")
     host_expected = "the box's LAN address to serve the page on (e.g. \"192.168.1.20\")"
     if page_on:
         host = c.require("host", _host, host_expected)
     else:
         host = c.get("host", PageConfig.host, _host, host_expected)
-    page = PageConfig(
+    return PageConfig(
         enabled=page_on,
         host=host,
         port=c.get("port", PageConfig.port, _integer(1, 65535), "a TCP port from 1 to 65535"),
         pin=c.get("pin", None, _pin, 'a PIN of 4 to 8 digits in quotes (e.g. "2580") or ""'),
     )
-    c.done()
-
-    config = Config(
-        gpio, buttons, lamps, display, timing, pico, log, camera, source, sound, table, page
-    )
-    _check_pin_conflicts(config)
-    return config
 
 
 def _host(v: Any) -> str:

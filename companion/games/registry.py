@@ -2,8 +2,9 @@
 `new_game` event's `game` field.
 
 A `Game` holds a game's rules (new state, apply, summary) and the hooks the house
-calls instead of knowing the game: whether the buttons race now (`buzz_armed`), what a
-press means otherwise (`press_event`), the LED board and the terminal's lines
+calls instead of knowing the game: whether the buttons race now (`buzz_armed`) and
+whose press answers the race (`late_seat`), what a press means otherwise
+(`press_event`), the LED board and the terminal's lines
 (`render`, `status_lines`), the sim's short commands (`parse_command`, `help`), the
 page's legal moves and extra fields (`page_moves`, `page_details`) and how a camera
 reading becomes advice (`camera_advice`). Vault Assault's entry wraps its existing
@@ -64,6 +65,9 @@ class Game:
     page_moves: Callable[..., dict[str, Any]]  # (state, new_game_after_over=False)
     # Whether the seat buttons race now (the arbiter's windows); Vault: the assault.
     buzz_armed: Callable[[Any], bool] = field(default=lambda state: False)
+    # The race's late seat (the seat whose press answers the race; the arbiter's
+    # `late-seat-first` rule): Vault Assault's cops. None: no seat answers.
+    late_seat: Callable[[Any], int | None] = field(default=lambda state: None)
     # What a press means when they do not race (None: nothing, said on the display).
     press_event: Callable[[Any, int, int], dict[str, Any] | None] = _no_press
     page_details: Callable[[Any], dict[str, Any]] = _no_details

@@ -38,5 +38,6 @@ GAME = Game(
     "vault-abstract",
     page_moves=_page_moves,
     buzz_armed=lambda state: state.phase == ASSAULT,
+    late_seat=lambda state: state.cop,
     press_event=_press,
 )

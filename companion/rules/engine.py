@@ -288,7 +288,19 @@ def _heist_hide(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, lis
 def _heist_attempt(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
     _phase(state, ev, HEIST)
     assert state.turn is not None and state.turn.heist is not None
-    heist = state.turn.heist
+    by_seat = _heist_flips(state, state.turn.heist, ev)
+    attempt = _HeistAttempt(state)
+    for seat in state.robbers():  # clockwise from the cops' left
+        if seat in by_seat and attempt.flip(seat, by_seat[seat]):
+            break  # the diamond ends the heist at once; later flips are not evaluated
+    return attempt.finish()
+
+
+def _heist_flips(
+    state: GameState, heist: Heist, ev: Mapping[str, Any]
+) -> dict[int, dict[str, Any]]:
+    """The attempt's flips by seat, checked: one flip or stop from every robber still in
+    the heist, each at a position that seat has not flipped yet."""
     flips = _field(ev, "flips")
     if not isinstance(flips, list) or not all(isinstance(f, dict) for f in flips):
         raise Rejected("heist_attempt: 'flips' must be a list of {seat, position|stop} objects")
@@ -314,81 +326,109 @@ def _heist_attempt(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, 
             "heist_attempt: every robber still in the heist must flip or stop; missing seat "
             + ", ".join(str(s) for s in sorted(missing))
         )
+    return by_seat
 
-    outputs: list[Output] = []
-    in_heist = set(heist.in_heist)
-    flipped = dict(heist.flipped)
-    seats = state.seats
-    box = state.diamonds_in_box
-    hostages = set(state.turn.hostages)
-    trapped = set(heist.trapped)
-    diamond_to = None
-    alarm = False
-    for seat in state.robbers():  # clockwise from the cops' left
-        if seat not in by_seat:
-            continue
-        flip = by_seat[seat]
+
+class _HeistAttempt:
+    """One heist attempt being evaluated, flip by flip, in seat order (checked flips)."""
+
+    def __init__(self, state: GameState) -> None:
+        assert state.turn is not None and state.turn.heist is not None
+        self.state = state
+        self.heist = state.turn.heist
+        self.outputs: list[Output] = []
+        self.in_heist = set(self.heist.in_heist)
+        self.flipped = dict(self.heist.flipped)
+        self.seats = state.seats
+        self.box = state.diamonds_in_box
+        self.hostages = set(state.turn.hostages)
+        self.trapped = set(self.heist.trapped)
+        self.diamond_to: int | None = None
+        self.alarm = False
+
+    def flip(self, seat: int, flip: Mapping[str, Any]) -> bool:
+        """Evaluate one seat's flip or stop; True when it ends the heist (the diamond)."""
+        name = _name(self.state, seat)
         if flip.get("stop") is True:
-            in_heist.discard(seat)
-            outputs.append(Output("announce", "stop", f"{_name(state, seat)} stops", seat))
-            continue
+            self.in_heist.discard(seat)
+            self.outputs.append(Output("announce", "stop", f"{name} stops", seat))
+            return False
         pos = flip["position"]
-        flipped[seat] = flipped[seat] | {pos}
-        face = heist.row[pos]
+        self.flipped[seat] = self.flipped[seat] | {pos}
+        face = self.heist.row[pos]
         if face == "diamond":
-            diamond_to = seat
-            if box > 0:
-                box -= 1
-                seat_state = seats[seat]
-                seats = _set_seat(seats, seat, diamonds=seat_state.diamonds + 1)
-                text = f"{_name(state, seat)} found the diamond and takes a Diamond tile!"
-            else:
-                text = f"{_name(state, seat)} found the diamond, but the box has no tiles left"
-            outputs.append(Output("flash", "diamond", text, seat))
-            in_heist.clear()  # the heist ends at once; later flips are not evaluated
-            break
+            self._diamond(seat)
+            return True
         if face == "dye_pack":
-            in_heist.discard(seat)
-            hostages.add(seat)
-            trapped.add(seat)
-            outputs.append(
+            self._trap(seat)
+        else:
+            self.alarm = True
+            self.outputs.append(Output("announce", "alarm", f"{name} tripped an alarm", seat))
+        return False
+
+    def _diamond(self, seat: int) -> None:
+        name = _name(self.state, seat)
+        self.diamond_to = seat
+        if self.box > 0:
+            self.box -= 1
+            self.seats = _set_seat(self.seats, seat, diamonds=self.seats[seat].diamonds + 1)
+            text = f"{name} found the diamond and takes a Diamond tile!"
+        else:
+            text = f"{name} found the diamond, but the box has no tiles left"
+        self.outputs.append(Output("flash", "diamond", text, seat))
+        self.in_heist.clear()
+
+    def _trap(self, seat: int) -> None:
+        self.in_heist.discard(seat)
+        self.hostages.add(seat)
+        self.trapped.add(seat)
+        self.outputs.append(
+            Output(
+                "flash",
+                "trap",
+                f"{_name(self.state, seat)} hit the trap: that die is a Hostage",
+                seat,
+            )
+        )
+
+    def _preset(self) -> int:
+        """The cops' preset pieces after this attempt: one more on an alarm (capped)."""
+        assert self.state.turn is not None
+        preset = self.state.turn.preset
+        if self.alarm and preset < d.MAX_PRESET_PIECES:
+            preset += 1
+            self.outputs.append(
+                Output("flash", "alarm", f"Alarm! The cops start with {preset} piece(s) preset")
+            )
+        return preset
+
+    def finish(self) -> tuple[GameState, list[Output]]:
+        """The state after the attempt, and its outputs."""
+        state = self.state
+        assert state.turn is not None
+        preset = self._preset()
+        new_heist = replace(
+            self.heist,
+            in_heist=frozenset(self.in_heist),
+            flipped=tuple(sorted((s, frozenset(p)) for s, p in self.flipped.items())),
+            attempts=self.heist.attempts + 1,
+            diamond_to=self.diamond_to,
+            trapped=frozenset(self.trapped),
+        )
+        turn = replace(
+            state.turn, heist=new_heist, preset=preset, hostages=frozenset(self.hostages)
+        )
+        phase = HEIST if self.in_heist else HEIST_OVER
+        if phase == HEIST_OVER:
+            self.outputs.append(
                 Output(
-                    "flash",
-                    "trap",
-                    f"{_name(state, seat)} hit the trap: that die is a Hostage",
-                    seat,
+                    "announce",
+                    "heist_over",
+                    "The heist is over: cops, show your dice. Ready for the race",
                 )
             )
-        else:
-            alarm = True
-            outputs.append(
-                Output("announce", "alarm", f"{_name(state, seat)} tripped an alarm", seat)
-            )
-    preset = state.turn.preset
-    if alarm and preset < d.MAX_PRESET_PIECES:
-        preset += 1
-        outputs.append(
-            Output("flash", "alarm", f"Alarm! The cops start with {preset} piece(s) preset")
-        )
-    new_heist = replace(
-        heist,
-        in_heist=frozenset(in_heist),
-        flipped=tuple(sorted((s, frozenset(p)) for s, p in flipped.items())),
-        attempts=heist.attempts + 1,
-        diamond_to=diamond_to,
-        trapped=frozenset(trapped),
-    )
-    turn = replace(state.turn, heist=new_heist, preset=preset, hostages=frozenset(hostages))
-    phase = HEIST if in_heist else HEIST_OVER
-    if phase == HEIST_OVER:
-        outputs.append(
-            Output(
-                "announce",
-                "heist_over",
-                "The heist is over: cops, show your dice. Ready for the race",
-            )
-        )
-    return replace(state, phase=phase, turn=turn, seats=seats, diamonds_in_box=box), outputs
+        new = replace(state, phase=phase, turn=turn, seats=self.seats, diamonds_in_box=self.box)
+        return new, self.outputs
 
 
 def _assault_start(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
@@ -507,6 +547,20 @@ def _empty(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Out
 
 
 def _buzz(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    _buzz_outside_race(state, ev)
+    _phase(state, ev, ASSAULT)
+    assert state.turn is not None
+    turn = state.turn
+    seat = _seat(state, ev)
+    _buzz_after_go(state, turn, seat, ev)
+    if seat == turn.cop:
+        return _arrest(state, turn, seat)
+    return _escape(state, turn, seat)
+
+
+def _buzz_outside_race(state: GameState, ev: Mapping[str, Any]) -> None:
+    """Reject a press outside the race: one that lost a photo finish which already
+    settled it (too late), or one before Go! (a false start)."""
     after = ev.get("after")
     if isinstance(after, dict) and state.phase != ASSAULT:
         # A press that lost a photo finish which already settled the race.
@@ -520,10 +574,10 @@ def _buzz(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Outp
         seat = _seat(state, ev)
         raise Rejected(f"buzz: false start: {_name(state, seat)} pressed before Go!",
                        "false_start")
-    _phase(state, ev, ASSAULT)
-    assert state.turn is not None
-    turn = state.turn
-    seat = _seat(state, ev)
+
+
+def _buzz_after_go(state: GameState, turn: Turn, seat: int, ev: Mapping[str, Any]) -> None:
+    """Reject a press stamped before Go! but delivered after it: the edge's time decides."""
     ts = ev.get("ts_ns")
     clock = ev.get("clock")
     same_clock = (clock if isinstance(clock, str) else None) == turn.go_clock
@@ -536,27 +590,34 @@ def _buzz(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Outp
             f"{(turn.go_ns - ts) / 1e6:.3f} ms before Go!",
             "false_start",
         )
-    if seat == turn.cop:
-        if turn.stages < d.STAGES_BEFORE_ARREST and not state.bank_empty:
-            raise Rejected(
-                f"buzz: Arrested! needs stages 1-{d.STAGES_BEFORE_ARREST} complete "
-                f"(only {turn.stages} claimed)",
-                "arrest_too_early",
-            )
-        caught = frozenset(s for s in state.robbers() if s not in turn.escaped)
-        seats = state.seats
-        for s in caught:
-            seats = _set_seat(seats, s, arrested=seats[s].arrested + 1)
-        turn = replace(turn, arrest_called=True, arrested=caught, impounds_due=caught)
-        names = ", ".join(_name(state, s) for s in sorted(caught)) or "nobody"
-        out = [Output("flash", "arrested", f"Arrested! {names}", seat)]
-        new = replace(state, seats=seats, turn=turn, phase=IMPOUND)
-        if not caught:
-            return _end_turn(new, out)
-        out.append(
-            Output("announce", "impound", "Cops: choose a getaway car to impound from " + names)
+
+
+def _arrest(state: GameState, turn: Turn, seat: int) -> tuple[GameState, list[Output]]:
+    """The cops' press: Arrested! Every robber not yet escaped is caught."""
+    if turn.stages < d.STAGES_BEFORE_ARREST and not state.bank_empty:
+        raise Rejected(
+            f"buzz: Arrested! needs stages 1-{d.STAGES_BEFORE_ARREST} complete "
+            f"(only {turn.stages} claimed)",
+            "arrest_too_early",
         )
-        return new, out
+    caught = frozenset(s for s in state.robbers() if s not in turn.escaped)
+    seats = state.seats
+    for s in caught:
+        seats = _set_seat(seats, s, arrested=seats[s].arrested + 1)
+    turn = replace(turn, arrest_called=True, arrested=caught, impounds_due=caught)
+    names = ", ".join(_name(state, s) for s in sorted(caught)) or "nobody"
+    out = [Output("flash", "arrested", f"Arrested! {names}", seat)]
+    new = replace(state, seats=seats, turn=turn, phase=IMPOUND)
+    if not caught:
+        return _end_turn(new, out)
+    out.append(
+        Output("announce", "impound", "Cops: choose a getaway car to impound from " + names)
+    )
+    return new, out
+
+
+def _escape(state: GameState, turn: Turn, seat: int) -> tuple[GameState, list[Output]]:
+    """A robber's press: Escaped! The turn ends when every robber is out."""
     if seat in turn.escaped:
         raise Rejected(f"buzz: {_name(state, seat)} has already escaped")
     setup = setup_of(state)
