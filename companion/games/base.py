@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from companion.rules.engine import Output, Rejection, Result
+from companion.rules.engine import Output, Rejection, Result, envelope_problem
 
 __all__ = ["Output", "Result", "Rejected", "Rejection", "NOTE_TYPES", "run", "field", "whole",
            "boolean", "names_of"]
@@ -93,16 +93,10 @@ def run(state: S, event: Any, handlers: Mapping[str, Handler]) -> Result:
     returns the kept previous state, anything refused returns the same state object and
     one line saying why."""
     try:
-        if not isinstance(event, Mapping):
-            raise Rejected(f"an event must be a JSON object, got {type(event).__name__}",
-                           "not_an_object")
-        kind = event.get("type")
-        if not isinstance(kind, str):
-            raise Rejected("event has no 'type'", "no_type")
-        if "ts_ns" in event:
-            ts = event["ts_ns"]
-            if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
-                raise Rejected(f"{kind}: 'ts_ns' must be a non-negative whole number", "bad_value")
+        problem = envelope_problem(event)  # the checks every game makes first
+        if problem is not None:
+            raise Rejected(*problem)
+        kind = event["type"]
         if kind in NOTE_TYPES:
             return Result(state, None, ())  # type: ignore[arg-type]
         if kind == "undo":

@@ -780,6 +780,21 @@ def winners_of(state: GameState) -> tuple[int, ...]:
 # --------------------------------------------------------------------------- apply
 
 
+def envelope_problem(event: Any) -> tuple[str, str] | None:
+    """What every game checks first: a JSON object with a string "type" and, when it is
+    stamped, a `ts_ns` in range. None if so, else (one-line reason, rejection code)."""
+    if type(event) is not dict and not isinstance(event, Mapping):
+        return f"an event must be a JSON object, got {type(event).__name__}", "not_an_object"
+    kind = event.get("type")
+    if not isinstance(kind, str):
+        return "event has no 'type'", "no_type"
+    if "ts_ns" in event:
+        ts = event["ts_ns"]
+        if isinstance(ts, bool) or not isinstance(ts, int) or not 0 <= ts <= MAX_TS_NS:
+            return f"{clip(kind, 40)}: 'ts_ns' must be a whole number 0..{MAX_TS_NS}", "bad_value"
+    return None
+
+
 def apply(state: GameState, event: Any, undo_limit: int | None = None) -> Result:
     """Apply one event. Pure: the same state and event always give the same result.
 
@@ -787,17 +802,10 @@ def apply(state: GameState, event: Any, undo_limit: int | None = None) -> Result
     chain is trimmed when it grows past twice the limit, so the cost is O(1) an event
     on average and between `undo_limit` and twice that many steps are kept."""
     try:
-        if type(event) is not dict and not isinstance(event, Mapping):
-            raise Rejected(f"an event must be a JSON object, got {type(event).__name__}",
-                           "not_an_object")
-        kind = event.get("type")
-        if not isinstance(kind, str):
-            raise Rejected("event has no 'type'", "no_type")
-        if "ts_ns" in event:
-            ts = event["ts_ns"]
-            if isinstance(ts, bool) or not isinstance(ts, int) or not 0 <= ts <= MAX_TS_NS:
-                raise Rejected(f"{clip(kind, 40)}: 'ts_ns' must be a whole number 0..{MAX_TS_NS}",
-                               "bad_value")
+        problem = envelope_problem(event)
+        if problem is not None:
+            raise Rejected(*problem)
+        kind = event["type"]
         if kind in NOTE_TYPES:
             return Result(state, None, ())
         if kind == "undo":
