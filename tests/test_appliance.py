@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from game_builders import ROW5, at_race, new_game, play, stages
-from log_lines import unchained
+from log_lines import unchained, wait_for_logged_lines
 
 from companion.appliance import game_finished, live_seats, new_log_path, pick_log
 from companion.cli import main
@@ -87,13 +87,7 @@ def test_serve_notifies_ready_pings_watchdog_logs_and_resumes(tmp_path):
     try:
         wait_for(sock, "READY=1")
         wait_for(sock, "WATCHDOG=1")
-        deadline = time.monotonic() + 10
-        logs = []
-        while time.monotonic() < deadline:
-            logs = sorted((tmp_path / "logs").glob("game-*.jsonl"))
-            if logs and len(logs[0].read_text().splitlines()) >= 3:
-                break
-            time.sleep(0.05)
+        logs = wait_for_logged_lines(tmp_path / "logs", 3, 10)
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)

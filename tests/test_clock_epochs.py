@@ -9,10 +9,10 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from game_builders import ROW5, at_race, new_game
+from log_lines import wait_for_logged_lines
 
 import companion.appliance as appliance_mod
 from companion.appliance import Appliance
@@ -133,13 +133,7 @@ def test_a_scripts_own_stamps_play_the_same_through_sim_and_serve_input(tmp_path
         text=True,
     )
     try:
-        deadline = time.monotonic() + 20
-        logs: list[Path] = []
-        while time.monotonic() < deadline:
-            logs = sorted((tmp_path / "logs").glob("game-*.jsonl"))
-            if logs and len(logs[0].read_text().splitlines()) >= len(SCRIPT):
-                break
-            time.sleep(0.05)
+        logs = wait_for_logged_lines(tmp_path / "logs", len(SCRIPT), 20)
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)

@@ -8,12 +8,11 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from game_builders import ROW5, at_race, new_game
-from log_lines import unchained
+from log_lines import unchained, wait_for_logged_lines
 
 from companion.cli import main
 from companion.events import (
@@ -285,13 +284,7 @@ def test_serve_input_reader_survives_every_bad_line(tmp_path):
     inp.write_bytes(("\n".join(lines) + "\n").encode() + b'{"type":"loot","seat":1,"b":"\xff"}\n')
     proc = _serve(tmp_path, inp)
     try:
-        deadline = time.monotonic() + 20
-        logs: list[Path] = []
-        while time.monotonic() < deadline:
-            logs = sorted((tmp_path / "logs").glob("game-*.jsonl"))
-            if logs and len(logs[0].read_text().splitlines()) >= 5:
-                break
-            time.sleep(0.05)
+        logs = wait_for_logged_lines(tmp_path / "logs", 5, 20)
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
