@@ -211,6 +211,25 @@ class History:
         return self.undo_stack[-1] if self.undo_stack else "the last event"
 
 
+def _page_common(
+    state: Any,
+    history: History,
+    messages: list[str],
+    moves: dict[str, Any],
+    games: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """What the page gets for any game: messages, history, verdict, moves, undo."""
+    return {
+        "messages": messages,
+        "history": list(history.entries),
+        "history_seq": history.seq,
+        "verdict": history.verdict,
+        "moves": moves,
+        "undo_takes_back": history.undo_takes_back(state),
+        "games": games,
+    }
+
+
 def state_payload(
     state: GameState,
     *,
@@ -230,13 +249,7 @@ def state_payload(
         "events_applied": state.events_applied,
         "seat_details": seat_details(state),
         "turn": turn_details(state),
-        "messages": messages,
-        "history": list(history.entries),
-        "history_seq": history.seq,
-        "verdict": history.verdict,
-        "moves": moves,
-        "undo_takes_back": history.undo_takes_back(state),
-        "games": games,
+        **_page_common(state, history, messages, moves, games),
     }
 
 
@@ -271,11 +284,5 @@ def game_payload(
         "status": game.status_lines(state),
         "events_applied": state.events_applied,
         "details": game.page_details(state),
-        "messages": messages,
-        "history": list(history.entries),
-        "history_seq": history.seq,
-        "verdict": history.verdict,
-        "moves": moves,
-        "undo_takes_back": history.undo_takes_back(state),
-        "games": games,
+        **_page_common(state, history, messages, moves, games),
     }
