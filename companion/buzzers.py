@@ -12,8 +12,13 @@ Presses before the race is armed (before Go!) skip the window: they go straight 
 the referee, which rejects them as false starts.
 
 With `cop_claims_stages` (config `table.cop_button_claims_stages`), a press of the
-cops' button during the race before stage 3 is claimed becomes the next `stage` event
-(stamped with the press), and only after stage 3 is it "Arrested!".
+race's late seat may claim progress first, as the game says (`Game.late_claim`; Vault
+Assault: the cops' press before stage 3 is claimed becomes the next `stage` event,
+stamped with the press, and only after stage 3 is it "Arrested!").
+
+What a press means is the game's to say (`companion.games.registry.Game`): whether the
+buttons race now (`buzz_armed`), whose press answers the race (`late_seat`) and what
+a press means while they do not race (`press_event`). This module knows no game.
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from typing import Any
 from companion.hardware.arbitration import ArbiterConfig, Press, Verdict, Window, close, offer
 from companion.hardware.buttons import DEFAULT_LOCKOUT_NS, DEFAULT_STUCK_NS, SeatButtons
 from companion.loop import TableLoop
-from companion.rules.state import ASSAULT, GameState
 
 SWITCH_INTERVAL_S = 0.001
 VERDICTS_KEPT = 64  # recent verdicts kept for a look (the log holds them all)
@@ -65,7 +69,7 @@ class BuzzerInput:
         self.verdicts: deque[Verdict] = deque(maxlen=VERDICTS_KEPT)  # the latest only
         self._timer: asyncio.TimerHandle | None = None
         self.cop_claims_stages = False
-        self._claimed: tuple[int, int] = (-1, 0)  # (turn, stage) last claimed by a press
+        self._claimed: Any = None  # the game's key of the last claim by a press
         # The clock epoch of live presses (the boot id, see companion.clocks); presses
         # from a script keep theirs (None: the script's own). A window never mixes two.
         self.live_clock: str | None = None
@@ -82,9 +86,7 @@ class BuzzerInput:
     # ---- on the loop
     def _armed(self) -> bool:
         referee = self.table.referee
-        if not isinstance(referee.state, GameState):  # another game: its own rule
-            return referee.game.buzz_armed(referee.state)
-        return referee.state.phase == ASSAULT
+        return referee.game.buzz_armed(referee.state)
 
     def arrive(
         self, seat: int, ts_ns: int, arrival_ns: int | None = None, clock: str | None = None
@@ -128,25 +130,21 @@ class BuzzerInput:
         return referee.game.late_seat(referee.state)
 
     def _press_event(self, seat: int, ts_ns: int) -> dict[str, Any] | None:
-        """What a press means while the buttons do not race: a `buzz` in Vault Assault,
-        the game's own event in another (The Big Score: that seat flees)."""
+        """What a press means while the buttons do not race, as the game says (Vault
+        Assault: a `buzz`, judged a false start; The Big Score: that seat flees)."""
         referee = self.table.referee
-        if isinstance(referee.state, GameState):
-            return {"type": "buzz", "seat": seat, "ts_ns": ts_ns}
         return referee.game.press_event(referee.state, seat, ts_ns)
 
     def _claim_stage(self, ts_ns: int) -> bool:
-        """The cops' press as the next stage claim, while stages 1-3 are not all in."""
-        state = self.table.referee.state
-        turn = state.turn
-        if turn is None or state.bank_empty:
+        """The late seat's press as the game's claim (Vault Assault: the next stage,
+        while stages 1-3 are not all in). The last claim is kept here, since the
+        claimed event may not be applied yet when the next press comes."""
+        referee = self.table.referee
+        claim = referee.game.late_claim(referee.state, ts_ns, self._claimed)
+        if claim is None:
             return False
-        last_turn, last_stage = self._claimed
-        done = max(turn.stages, last_stage if last_turn == state.turns_played else 0)
-        if done >= 3:
-            return False
-        self._claimed = (state.turns_played, done + 1)
-        self.table.post({"type": "stage", "stage": done + 1, "ts_ns": ts_ns})
+        event, self._claimed = claim
+        self.table.post(event)
         return True
 
     def _schedule(self) -> None:

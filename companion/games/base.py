@@ -2,9 +2,11 @@
 (game-agnostic named tuples), field readers that reject bad input with one line, and the
 `apply` wrapper that keeps the previous state for an exact undo.
 
-A game's state is a frozen dataclass with two bookkeeping fields, `events_applied` and
-`prev` (the state before the last accepted event, excluded from equality), exactly as
-`companion.rules.state.GameState` keeps them.
+A game's state is a frozen dataclass with three bookkeeping fields, `events_applied`,
+`prev` (the state before the last accepted event) and `undo_depth` (how many `prev`
+steps lie behind it; both excluded from equality), exactly as
+`companion.rules.state.GameState` keeps them. `[log] undo_limit` bounds the chain of
+`prev` in every game alike (`trim_undo`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any, TypeVar
 
 from companion.rules.engine import Output, Rejection, Result, envelope_problem
 
-__all__ = ["Output", "Result", "Rejected", "Rejection", "NOTE_TYPES", "run", "field", "whole",
+__all__ = ["Output", "Result", "Rejected", "Rejection", "NOTE_TYPES", "run", "trim_undo", "field",
+           "whole",
            "boolean", "names_of"]
 
 # Log lines that never change a game (the loop records rejected input as `rejected`).
@@ -88,10 +91,27 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def run(state: S, event: Any, handlers: Mapping[str, Handler]) -> Result:
+def trim_undo(state: S, keep: int) -> S:
+    """`state` with at most `keep` undo steps behind it: the older ones are let go. The
+    game position is unchanged (equal states); only the chain of `prev` is rebuilt."""
+    chain = [state]
+    while len(chain) <= keep and getattr(chain[-1], "prev", None) is not None:
+        chain.append(chain[-1].prev)  # type: ignore[attr-defined]
+    if getattr(chain[-1], "prev", None) is None:
+        return state  # nothing older to let go
+    rebuilt: Any = None
+    for depth, s in enumerate(reversed(chain)):
+        rebuilt = replace(s, prev=rebuilt, undo_depth=depth)  # type: ignore[type-var]
+    return rebuilt  # type: ignore[no-any-return]
+
+
+def run(state: S, event: Any, handlers: Mapping[str, Handler],
+        undo_limit: int | None = None) -> Result:
     """Apply one event with `handlers` (keyed by event type): notes change nothing, `undo`
     returns the kept previous state, anything refused returns the same state object and
-    one line saying why."""
+    one line saying why. `undo_limit`: how many undo steps the new state keeps (None:
+    the whole game); the chain is trimmed when it grows past twice the limit, so the
+    cost is O(1) an event on average."""
     try:
         problem = envelope_problem(event)  # the checks every game makes first
         if problem is not None:
@@ -111,7 +131,11 @@ def run(state: S, event: Any, handlers: Mapping[str, Handler]) -> Result:
     except Rejected as exc:
         text = str(exc).splitlines()[0] if str(exc) else "rejected"
         return Result(state, Rejection(text, exc.code), ())  # type: ignore[arg-type]
-    new = replace(new, events_applied=state.events_applied + 1, prev=state)  # type: ignore
+    depth = getattr(state, "undo_depth", 0) + 1
+    new = replace(new, events_applied=state.events_applied + 1, prev=state,  # type: ignore
+                  undo_depth=depth)
+    if undo_limit is not None and depth > 2 * max(undo_limit, 0):
+        new = trim_undo(new, max(undo_limit, 0))
     return Result(new, None, tuple(outputs))
 
 

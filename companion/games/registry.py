@@ -68,6 +68,12 @@ class Game:
     # The race's late seat (the seat whose press answers the race; the arbiter's
     # `late-seat-first` rule): Vault Assault's cops. None: no seat answers.
     late_seat: Callable[[Any], int | None] = field(default=lambda state: None)
+    # A press of the late seat during the race that claims progress before it answers
+    # the race (with `[table] cop_button_claims_stages`; Vault Assault: the next
+    # stage): (state, ts_ns, the last claim's key) -> (the event, this claim's key), or
+    # None: the press races as usual.
+    late_claim: Callable[[Any, int, Any], tuple[dict[str, Any], Any] | None] = field(
+        default=lambda state, ts_ns, last: None)
     # What a press means when they do not race (None: nothing, said on the display).
     press_event: Callable[[Any, int, int], dict[str, Any] | None] = _no_press
     page_details: Callable[[Any], dict[str, Any]] = _no_details

@@ -425,9 +425,10 @@ HANDLERS: dict[str, Handler] = {
 EVENT_TYPES = frozenset(HANDLERS) | {"undo"} | base.NOTE_TYPES
 
 
-def apply(state: BigScoreState, event: Any) -> Result:
-    """Apply one event. Pure: the same state and event always give the same result."""
-    return base.run(state, event, HANDLERS)
+def apply(state: BigScoreState, event: Any, undo_limit: int | None = None) -> Result:
+    """Apply one event. Pure: the same state and event always give the same result.
+    `undo_limit`: the undo steps kept (None: the whole game; see `base.run`)."""
+    return base.run(state, event, HANDLERS, undo_limit)
 
 
 def replay(events: list[Any], state: BigScoreState | None = None) -> BigScoreState:

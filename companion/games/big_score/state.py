@@ -43,6 +43,7 @@ class BigScoreState:
     queue: tuple[int, ...] = ()  # seats still to trade or pass this round, in order
     events_applied: int = 0
     prev: BigScoreState | None = field(default=None, compare=False, repr=False)
+    undo_depth: int = field(default=0, compare=False, repr=False)
 
     @property
     def n(self) -> int:

@@ -196,7 +196,7 @@ GAME = Game(
     name="The Big Score (Act II)",
     state_type=BigScoreState,
     new_state=engine.new_state,
-    apply=lambda state, event, undo_limit=None: engine.apply(state, event),
+    apply=engine.apply,
     summary=summary,
     event_types=engine.EVENT_TYPES,
     render=render,

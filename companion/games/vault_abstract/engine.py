@@ -223,9 +223,10 @@ HANDLERS = {"new_game": _new_game, "move": _move, "resign": _resign, "draw": _dr
 EVENT_TYPES = frozenset(HANDLERS) | {"undo"} | base.NOTE_TYPES
 
 
-def apply(state: AbstractState, event: Any) -> Result:
-    """Apply one event. Pure: the same state and event always give the same result."""
-    return base.run(state, event, HANDLERS)
+def apply(state: AbstractState, event: Any, undo_limit: int | None = None) -> Result:
+    """Apply one event. Pure: the same state and event always give the same result.
+    `undo_limit`: the undo steps kept (None: the whole game; see `base.run`)."""
+    return base.run(state, event, HANDLERS, undo_limit)
 
 
 def replay(events: list[Any], state: AbstractState | None = None) -> AbstractState:

@@ -20,3 +20,4 @@ class AbstractState:
     end: str = ""  # why the game ended: "far rank", "no legal move", "resigned", "draw"
     events_applied: int = 0
     prev: AbstractState | None = field(default=None, compare=False, repr=False)
+    undo_depth: int = field(default=0, compare=False, repr=False)

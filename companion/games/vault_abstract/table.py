@@ -154,7 +154,7 @@ GAME = Game(
     name="Vault (abstract)",
     state_type=AbstractState,
     new_state=engine.new_state,
-    apply=lambda state, event, undo_limit=None: engine.apply(state, event),
+    apply=engine.apply,
     summary=summary,
     event_types=engine.EVENT_TYPES,
     render=render,

@@ -24,6 +24,7 @@ class SolitaireState:
     rerolls_used: int = 0
     events_applied: int = 0
     prev: SolitaireState | None = field(default=None, compare=False, repr=False)
+    undo_depth: int = field(default=0, compare=False, repr=False)
 
     def unused_dice(self) -> tuple[int, ...]:
         return tuple(i for i in range(len(self.dice)) if i not in self.used)

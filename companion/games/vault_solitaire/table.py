@@ -157,7 +157,7 @@ GAME = Game(
     name="Vault (solitaire)",
     state_type=SolitaireState,
     new_state=engine.new_state,
-    apply=lambda state, event, undo_limit=None: engine.apply(state, event),
+    apply=engine.apply,
     summary=summary,
     event_types=engine.EVENT_TYPES,
     render=render,
