@@ -33,8 +33,12 @@ class CameraInput:
         nice: int = 10,
         gate: bool = True,
         process: bool = True,
+        post: Any = None,
     ) -> None:
         self.referee = referee
+        # where an event the camera proposes goes (the table's queue, like a typed
+        # line); None: the camera proposes nothing
+        self.post = post
         self.process = process  # the worker in a child process (else a thread here)
         self.fps = fps
         self.threads = threads
@@ -123,7 +127,7 @@ class CameraInput:
 
         self.readings += 1
         game = self.referee.game
-        if game.id != "vault-assault":  # another game: its own reading of the pip dice
+        if game.camera_reads != "mosaic":  # another game: its own reading of the pip dice
             self._other_game_reading(game, reading)
             return
         table = interpret(reading, self._dice) if self._dice else interpret(reading)
@@ -149,11 +153,15 @@ class CameraInput:
 
     def _other_game_reading(self, game: Any, reading: FrameReading) -> None:
         """The pips of the settled pip dice, left to right, through the game's
-        `camera_advice` (Vault solitaire: the helper's use of this roll), said once per
-        new advice; the table confirms by entering the roll."""
+        `camera_event` (Vault solitaire: `seen`, the roll proposed) and `camera_advice`
+        (the helper's use of this roll), said once per new advice; the table takes the
+        roll with a press, `take` or the page."""
         dice = sorted((d for d in reading.dice if d.dice_set == "pip" and d.face.isdigit()),
                       key=lambda d: d.centre)
         pips = [int(d.face) for d in dice]
+        proposal = game.camera_event(self.referee.state, pips)
+        if proposal is not None and self.post is not None:  # logged like any event
+            self.post(proposal)
         advice = game.camera_advice(self.referee.state, pips)
         if advice and advice != self._advice:
             self.referee.say(advice)

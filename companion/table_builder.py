@@ -95,7 +95,7 @@ class TableBuilder:
         to the table (CAMERA GONE) and the referee goes on from the buttons."""
         from companion.camera import CameraInput
 
-        cam = CameraInput(self.referee, parts.source, **parts.options)
+        cam = CameraInput(self.referee, parts.source, post=self.table.post, **parts.options)
         self.camera_ = cam
         try:
             cam.start(loop or asyncio.get_running_loop())

@@ -78,6 +78,13 @@ class Game:
     press_event: Callable[[Any, int, int], dict[str, Any] | None] = _no_press
     page_details: Callable[[Any], dict[str, Any]] = _no_details
     camera_advice: Callable[[Any, Any], str | None] = _no_advice
+    # What the camera reads: "mosaic" (Vault Assault's stage mosaics and robbers' dice,
+    # shown as advice) or "pips" (the settled pip dice, left to right).
+    camera_reads: str = "pips"
+    # An event the camera's pip reading proposes (logged like any event; the table
+    # takes it or not: Vault solitaire's `seen`), or None: nothing new to propose.
+    camera_event: Callable[[Any, Any], dict[str, Any] | None] = field(
+        default=lambda state, pips: None)
     # A window the table's timer closes on its own (companion.window_timer): (a key
     # for this window, the event that closes it), or None while none is open.
     timed_window: Callable[[Any], tuple[Any, dict[str, Any]] | None] = field(

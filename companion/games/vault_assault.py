@@ -56,6 +56,7 @@ GAME = Game(
     page_moves=_page_moves,
     buzz_armed=lambda state: state.phase == ASSAULT,
     late_seat=lambda state: state.cop,
+    camera_reads="mosaic",
     late_claim=_stage_claim,
     press_event=_press,
 )

@@ -33,3 +33,47 @@ def test_solitaire_roll_read_by_the_camera_becomes_the_helpers_advice_once():
     cam.on_reading(reading("5", "6", "unknown"))  # not five dice: no advice
     assert len([m for m in ref.messages if m.startswith("Camera reads")]) == 1
     assert ref.state.dice == ()  # the camera never enters the roll itself
+
+
+def test_a_camera_wired_to_the_table_proposes_the_roll_and_a_press_takes_it():
+    ref = Referee()
+    ref.submit({"type": "new_game", "game": "vault-solitaire", "players": 1, "names": ["Sam"]})
+    posted = []
+    cam = CameraInput(ref, "synthetic", profile_dir="", post=posted.append)
+    cam.on_reading(reading("6", "2", "3", "1", "5"))
+    assert posted == [{"type": "seen", "dice": [6, 2, 3, 1, 5]}]
+    assert ref.submit(posted[0]).rejection is None
+    assert ref.state.seen == (6, 2, 3, 1, 5) and ref.state.dice == ()  # seen, not rolled
+    cam.on_reading(reading("6", "2", "3", "1", "5"))  # the same dice: nothing new
+    assert len(posted) == 1
+    game = registry.get("vault-solitaire")
+    take = game.press_event(ref.state, 0, 123)
+    assert take == {"type": "roll", "dice": [6, 2, 3, 1, 5], "ts_ns": 123}
+    assert ref.submit(take).rejection is None
+    assert ref.state.dice == (6, 2, 3, 1, 5) and ref.state.seen == ()
+    cam.on_reading(reading("1", "1", "1", "1", "1"))  # dice on the table: no proposal
+    assert len(posted) == 1
+    assert game.press_event(ref.state, 0, 124) is None  # nothing to take now
+
+
+def test_a_second_reading_replaces_the_first_and_take_is_a_command():
+    ref = Referee()
+    ref.submit({"type": "new_game", "game": "vault-solitaire", "players": 1, "names": ["Sam"]})
+    game = registry.get("vault-solitaire")
+    try:
+        game.parse_command("take", ref.state)
+    except ValueError as exc:
+        assert str(exc) == "take: the camera has read no roll to take"
+    else:
+        raise AssertionError("take with nothing seen must be refused")
+    for dice in ([1, 2, 3, 4, 5], [6, 6, 5, 4, 1]):
+        assert ref.submit({"type": "seen", "dice": dice}).rejection is None
+    assert game.page_moves(ref.state)["take"] == {"type": "roll", "dice": [6, 6, 5, 4, 1]}
+    assert any(line.startswith("Camera reads 6 6 5 4 1") for line in game.status_lines(ref.state))
+    assert ref.submit(game.parse_command("take", ref.state)).rejection is None
+    assert ref.state.dice == (6, 6, 5, 4, 1)
+    # a `seen` while the dice are on the table is refused with one line
+    r = ref.submit({"type": "seen", "dice": [1, 1, 1, 1, 1]})
+    assert r.rejection is not None and r.rejection.code == "wrong_phase"
+    assert ref.submit({"type": "undo"}).rejection is None  # undo the roll: seen again
+    assert ref.state.seen == (6, 6, 5, 4, 1) and ref.state.dice == ()

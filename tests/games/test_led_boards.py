@@ -92,3 +92,14 @@ def test_the_referee_shows_the_games_board_and_shared_flashes():
     assert ref.view().frame == flash_frame("LOG FAILING")
     ref.show_flash("pin:4719")
     assert ref.view().frame == flash_frame("PIN 4719")
+
+
+def test_solitaire_board_shows_the_roll_the_camera_saw_until_it_is_taken():
+    ss = states("vault-solitaire.jsonl")
+    g = registry.get("vault-solitaire")
+    waiting = ss[0]  # the game started, no roll yet
+    seen = registry.judge(waiting, {"type": "seen", "dice": [3, 5, 5, 6, 1]}).state
+    assert shows_text(g.render(seen), "A? 35561")
+    assert not shows_text(g.render(waiting), "A? 35561")
+    taken = registry.judge(seen, {"type": "roll", "dice": [3, 5, 5, 6, 1]}).state
+    assert not shows_text(g.render(taken), "A? 35561")

@@ -3,7 +3,9 @@
     apply(state, event) -> Result(state, rejection, outputs)
 
 Events: `new_game` {"game":"vault-solitaire","players":1,"names":[name]};
-`roll` {"dice":[5 values 1-6]} (from the camera or typed); `mark` {"cell":"c2",
+`roll` {"dice":[5 values 1-6]} (typed, or the camera's reading taken with a press);
+`seen` {"dice":[5 values 1-6]} (the camera's reading while a roll is awaited: shown and
+advised on, taken by a press or `take`; it changes no score); `mark` {"cell":"c2",
 "dice":[indices into the roll], "skimmers":[0-2]} (the values, each added or
 subtracted, must make the square's number; Odd/Even take one die, x2 a pair);
 `power` {"die":i,"skimmer":k}; `reroll` {"dice":[indices],"values":[new values]};
@@ -132,10 +134,18 @@ def _new_game(state: SolitaireState, ev: Mapping[str, Any]
     ]
 
 
+def _seen(state: SolitaireState, ev: Mapping[str, Any]) -> tuple[SolitaireState, list[Output]]:
+    _phase(state, ev, ROLL)
+    dice = _die_values(ev, "dice", d.DICE)
+    return replace(state, seen=tuple(dice)), [
+        Output("announce", "seen", "Roll seen: " + " ".join(map(str, dice))
+               + "; press the button to take it")]
+
+
 def _roll(state: SolitaireState, ev: Mapping[str, Any]) -> tuple[SolitaireState, list[Output]]:
     _phase(state, ev, ROLL)
     dice = _die_values(ev, "dice", d.DICE)
-    return replace(state, phase=PLAY, dice=tuple(dice), used=frozenset()), [
+    return replace(state, phase=PLAY, dice=tuple(dice), used=frozenset(), seen=()), [
         Output("announce", "dice", f"Round {d.LOCKS[state.round]}: "
                + " ".join(map(str, dice)))]
 
@@ -251,7 +261,7 @@ def _pass(state: SolitaireState, ev: Mapping[str, Any]) -> tuple[SolitaireState,
     return _end_round(replace(state, used=frozenset(range(len(state.dice)))), [])
 
 
-HANDLERS = {"new_game": _new_game, "roll": _roll, "mark": _mark, "power": _power,
+HANDLERS = {"new_game": _new_game, "seen": _seen, "roll": _roll, "mark": _mark, "power": _power,
             "reroll": _reroll, "pass": _pass}
 EVENT_TYPES = frozenset(HANDLERS) | {"undo"} | base.NOTE_TYPES
 

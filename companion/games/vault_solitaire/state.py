@@ -22,6 +22,7 @@ class SolitaireState:
     skimmer_boxes: tuple[int, ...] = (0, 0, 0)
     skimmer_used: tuple[bool, ...] = (False, False, False)
     rerolls_used: int = 0
+    seen: tuple[int, ...] = ()  # the camera's five dice while a roll is awaited
     events_applied: int = 0
     prev: SolitaireState | None = field(default=None, compare=False, repr=False)
     undo_depth: int = field(default=0, compare=False, repr=False)

@@ -2,8 +2,10 @@
 
 LED board: "A 12" (the lock closing this round, the score so far); row 6 the five
 dice of the roll (lit: still to use); row 7 one pixel per lock whose gems were circled.
-At game over: the score and the rank, cycling. The camera's pip reading of the five
-dice becomes the helper's suggestion (`camera_advice`).
+At game over: the score and the rank, cycling. While a roll is awaited, the camera's
+pip reading of the five dice is logged as `seen` (`camera_event`), shown ("A? 35561")
+and advised on (`camera_advice`); the player's button press (or `take`, or the page)
+takes it as the roll.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ WORDS = {"gems": "GEMS!", "over": "SCORE"}
 
 HELP = """\
 roll 5 6 4 6 5               this round's five dice (or the camera reads them)
+take                         take the camera's reading as the roll (or press the button)
 mark CELL DIE... [sK...]     mark a square with dice (indices 0-4 in the roll) and
                              powered skimmers (s0-s2), e.g. `mark b3 0 1`
 power DIE SKIMMER            put a die's pips on a skimmer (0-2)
@@ -48,6 +51,8 @@ def render(state: SolitaireState, flash: str | None = None, tick: int = 0,
         return led.cycling([f"SCORE {s['score']}", s["rank"].upper()], tick)
     if not state.name:
         return led.board("VAULT")
+    if state.phase == ROLL and state.seen:
+        return led.board(f"{d.LOCKS[state.round]}? {''.join(map(str, state.seen))}")
     rows = led.marks(6, [(i, i not in state.used) for i in range(len(state.dice))])
     rows += led.marks(7, [(i, d.LOCKS[i] in state.circled) for i in range(d.ROUNDS)],
                       width=1)
@@ -65,6 +70,9 @@ def status_lines(state: SolitaireState) -> list[str]:
         lines.append("Dice (index:pips) " + " ".join(free) + " · markable "
                      + " ".join(engine.markable_cells(state)))
         lines.append("Helper: " + suggestion(state).reason)
+    elif state.phase == ROLL and state.seen:
+        lines.append("Camera reads " + " ".join(map(str, state.seen))
+                     + ": press the button (or `take`) to take this roll, or type `roll ...`")
     elif state.phase == ROLL:
         lines.append("Roll the five dice (`roll 1 2 3 4 5`, or the camera reads them)")
     lines.append("Skimmers " + " · ".join(f"{k['boxes']}{' used' if k['used'] else ''}"
@@ -98,6 +106,11 @@ def parse_command(text: str, state: SolitaireState) -> dict[str, Any]:
         pairs = [a.split(":", 1) for a in args]
         return {"type": "reroll", "dice": _ints([p[0] for p in pairs], "reroll: dice"),
                 "values": _ints([p[1] for p in pairs], "reroll: values")}
+    if word == "take" and not args:
+        take = take_seen(state)
+        if take is None:
+            raise ValueError("take: the camera has read no roll to take")
+        return take
     if word == "pass" and not args:
         return {"type": "pass"}
     if word == "undo" and not args:
@@ -107,8 +120,15 @@ def parse_command(text: str, state: SolitaireState) -> dict[str, Any]:
     raise ValueError(f"unknown command {text[:40]!r} (help lists the commands)")
 
 
+def take_seen(state: SolitaireState) -> dict[str, Any] | None:
+    """The roll event that takes the camera's reading (None: none to take)."""
+    if state.phase != ROLL or not state.seen:
+        return None
+    return {"type": "roll", "dice": list(state.seen)}
+
+
 def page_moves(state: SolitaireState, new_game_after_over: bool = False) -> dict[str, Any]:
-    """`roll` true; `mark` [every legal mark event]; `power` [{die, skimmer}]; `reroll`
+    """`roll` true; `take` {the roll event taking the camera's reading}; `mark` [every legal mark event]; `power` [{die, skimmer}]; `reroll`
     {"dice": [indices], "left": n}; `pass`; `suggestion` {"events", "reason"}; `undo`."""
     moves: dict[str, Any] = {}
     if state.prev is not None:
@@ -117,6 +137,9 @@ def page_moves(state: SolitaireState, new_game_after_over: bool = False) -> dict
         moves["new_game"] = {"game": d.GAME_ID}
     if state.phase == ROLL:
         moves["roll"] = True
+        take = take_seen(state)
+        if take is not None:
+            moves["take"] = take
     if state.phase == PLAY:
         moves["mark"] = engine.legal_marks(state)
         moves["power"] = [
@@ -152,6 +175,25 @@ def camera_advice(state: SolitaireState, pips: Any) -> str | None:
     return f"Camera reads {' '.join(map(str, pips))}: " + helper.suggest(state, list(pips)).reason
 
 
+def _five_pips(state: SolitaireState, pips: Any) -> bool:
+    return (state.phase == ROLL and isinstance(pips, list | tuple) and len(pips) == 5
+            and all(isinstance(p, int) and not isinstance(p, bool) and 1 <= p <= 6
+                    for p in pips))
+
+
+def camera_event(state: SolitaireState, pips: Any) -> dict[str, Any] | None:
+    """Five dice read while a roll is awaited and not already seen: a `seen` event."""
+    if not _five_pips(state, pips) or tuple(pips) == state.seen:
+        return None
+    return {"type": "seen", "dice": list(pips)}
+
+
+def press_event(state: SolitaireState, seat: int, ts_ns: int) -> dict[str, Any] | None:
+    """The player's press takes the camera's reading as this round's roll."""
+    take = take_seen(state)
+    return None if take is None else {**take, "ts_ns": ts_ns}
+
+
 GAME = Game(
     id=d.GAME_ID,
     name="Vault (solitaire)",
@@ -167,4 +209,6 @@ GAME = Game(
     page_moves=page_moves,
     page_details=page_details,
     camera_advice=camera_advice,
+    camera_event=camera_event,
+    press_event=press_event,
 )
