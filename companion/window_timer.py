@@ -5,8 +5,9 @@ that seat's Flee, and nobody pressing by the time the window closes robs. The ta
 may close it (`close`, the page's "Close the window"); this timer closes it after
 `[table] choose_seconds` (0: never on its own), by posting the game's own closing
 event, as the table would. A game names its window with `Game.timed_window(state)`:
-a key for this window (a new key starts the timer again) and the event that closes
-it, or None while no window is open.
+a key for this window (a new key starts the timer again), the event that closes it and,
+optionally, the window's own seconds (Vault abstract's pause that chooses a picked pawn
+or cell, kept in the game's data), or None while no window is open.
 
 An edge: it reads the referee's clock (injectable, so a test drives it with a fake
 one) on the loop's ticks and posts the closing event once per window.
@@ -33,20 +34,19 @@ class WindowTimer:
         self.seconds = seconds
         self.clock = clock or referee.clock
         self._key: Hashable | None = None
+        self._seconds = seconds  # the open window's (its own, or `seconds`)
         self._opened = 0.0
         self._closed_key: Hashable | None = None
 
     def remaining(self) -> float | None:
         """Seconds left in the open window (None: no window, or no timer)."""
-        if self._key is None or self.seconds <= 0:
+        if self._key is None or self._seconds <= 0:
             return None
-        return max(0.0, self.seconds - (self.clock() - self._opened))
+        return max(0.0, self._seconds - (self.clock() - self._opened))
 
     def check(self) -> None:
         """On each tick: start the timer when a window opens, close it when due. A
         fault here is the referee's to announce, never the end of the ticker."""
-        if self.seconds <= 0:
-            return
         try:
             self._check()
         except Exception as exc:
@@ -57,11 +57,15 @@ class WindowTimer:
         if window is None:
             self._key = self._closed_key = None
             return
-        key, closing = window
+        key, closing, *own = window
+        seconds = float(own[0]) if own else self.seconds
+        if seconds <= 0:  # 0: never on its own
+            self._key = self._closed_key = None
+            return
         now = self.clock()
         if key != self._key:
-            self._key, self._opened = key, now
+            self._key, self._opened, self._seconds = key, now, seconds
             return
-        if self._closed_key != key and now - self._opened >= self.seconds:
+        if self._closed_key != key and now - self._opened >= self._seconds:
             self._closed_key = key
             self.post(dict(closing))

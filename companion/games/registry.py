@@ -86,8 +86,9 @@ class Game:
     camera_event: Callable[[Any, Any], dict[str, Any] | None] = field(
         default=lambda state, pips: None)
     # A window the table's timer closes on its own (companion.window_timer): (a key
-    # for this window, the event that closes it), or None while none is open.
-    timed_window: Callable[[Any], tuple[Any, dict[str, Any]] | None] = field(
+    # for this window, the event that closes it[, its own seconds]), or None while none
+    # is open.
+    timed_window: Callable[[Any], tuple[Any, ...] | None] = field(
         default=lambda state: None)
 
     # The log line shown on screens (the sim's log pane) when it must differ from the

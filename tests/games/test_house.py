@@ -224,11 +224,12 @@ def test_the_sims_terminal_shows_each_game_without_a_fault(game_id):
 
 
 def test_a_press_in_a_game_without_buttons_is_said_not_dropped():
-    lines = [json.dumps(events_of("vault-abstract")[0]), '{"type":"buzz","seat":1,"ts_ns":1000}']
+    # Vault solitaire before the camera has read a roll: a press has nothing to take.
+    lines = [json.dumps(events_of("vault-solitaire")[0]), '{"type":"buzz","seat":0,"ts_ns":1000}']
     ref = Referee()
     played, rejected = asyncio.run(play_script(lines, ref, echo_rejections=False))
-    assert played == 2 and ref.state.moves == ()
-    assert "Seat 1's button does nothing in Vault (abstract)" in ref.messages
+    assert played == 2 and ref.state.dice == ()
+    assert "Seat 0's button does nothing in Vault (solitaire)" in ref.messages
 
 
 def test_a_big_score_choice_is_logged_whole_but_shown_without_what(tmp_path):

@@ -103,3 +103,15 @@ def test_solitaire_board_shows_the_roll_the_camera_saw_until_it_is_taken():
     assert not shows_text(g.render(waiting), "A? 35561")
     taken = registry.judge(seen, {"type": "roll", "dice": [3, 5, 5, 6, 1]}).state
     assert not shows_text(g.render(taken), "A? 35561")
+
+
+def test_abstract_board_shows_a_pick_on_the_buttons():
+    g = registry.get("vault-abstract")
+    s = registry.judge(g.new_state(), {"type": "new_game", "game": "vault-abstract",
+                                       "players": 2, "names": ["Wes", "Bea"]}).state
+    s = registry.judge(s, {"type": "pick", "seat": 0}).state
+    assert shows_text(g.render(s), "W A1?")
+    s = registry.judge(s, {"type": "pick", "seat": 0, "choose": True}).state
+    assert shows_text(g.render(s), f"A1-{s.pick[1].upper()}?")
+    s = registry.judge(s, {"type": "pick", "seat": 1}).state  # Black cancels
+    assert shows_text(g.render(s), "W1")

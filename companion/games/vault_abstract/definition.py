@@ -16,6 +16,11 @@ HOME_RANK = (0, SIZE - 1)  # row index of each seat's home row
 FAR_RANK = (SIZE - 1, 0)  # the row each seat races to (the opponent's back rank)
 FORWARD = (1, -1)  # row direction towards the far rank
 
+# Picking a move on a 2-seat table's buttons: the seat to move presses to step through
+# its pawns (then the chosen pawn's cells); this many seconds without a press chooses
+# the one shown. A guess at what a player needs to read the LED and stop; data.
+PICK_SECONDS = 2.0
+
 # The opponent's levels: (search depth in plies, node budget per move). Level 0 plays a
 # uniformly random legal move (for a seed). The budget is counted in positions visited,
 # not seconds, so a level plays the same move on a slow Pi and a fast laptop.

@@ -7,6 +7,12 @@ Events: `new_game` {"game":"vault-abstract","players":2,"names":[White, Black]},
 halfway), `resign` {"seat":n}, `draw` {} (agreed), `undo`, and the notes
 `rejected`/`note`. Seat 0 is White and moves first.
 
+Picking a move on a 2-seat table's buttons: `pick` {"seat":n} is a press. The seat to
+move steps through its pawns that can move (from its home row, left to right as it
+sits), and once a pawn is chosen (`pick` {"seat":n,"choose":true}: the table's pause)
+through that pawn's destinations; the pause then plays the `move`. The other seat's
+`pick` cancels the pick. Picks change no position; a move ends the pick.
+
 Game end, checked at the start of each turn: the player to move wins with a pawn on the
 far rank; otherwise with no legal move they lose.
 """
@@ -196,7 +202,8 @@ def _move(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractState, l
         captured = to in other
         kind = f"jumps over {d.cell_name(mid)}"
     pawns = move_pawns(state.pawns, seat, frm, to)
-    moved = replace(state, pawns=pawns, to_move=1 - seat, moves=state.moves + ((fn, tn),))
+    moved = replace(state, pawns=pawns, to_move=1 - seat, moves=state.moves + ((fn, tn),),
+                    pick=None)
     text = f"{_name(state, seat)} {kind}: {fn}-{tn}" + (" and captures" if captured else "")
     outs = [Output("flash", "capture" if captured else "move", text, seat)]
     after, more = _start_of_turn(moved)
@@ -219,7 +226,53 @@ def _draw(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractState, l
     ]
 
 
-HANDLERS = {"new_game": _new_game, "move": _move, "resign": _resign, "draw": _draw}
+def pick_order(seat: int, cells: list[str]) -> list[str]:
+    """Cells in the order a seat's presses step through them: from its home row out,
+    left to right as that player sits (White from file a, Black from file j)."""
+    def key(name: str) -> tuple[int, int]:
+        i = d.parse_cell(name)
+        assert i is not None
+        rank, file = divmod(i, N)
+        return (rank, file) if seat == d.WHITE else (N - 1 - rank, N - 1 - file)
+    return sorted(cells, key=key)
+
+
+def _next(cells: list[str], current: str) -> str:
+    return cells[(cells.index(current) + 1) % len(cells)] if current in cells else cells[0]
+
+
+def _pick(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractState, list[Output]]:
+    _playing(state, ev)
+    seat = base.whole(ev, "seat", 0, 1)
+    choose = base.boolean(ev, "choose") if "choose" in ev else False
+    mover = state.to_move
+    if seat != mover:
+        if state.pick is None:
+            raise Rejected(f"pick: it is {_name(state, mover)}'s move", "wrong_seat")
+        return replace(state, pick=None), [
+            Output("announce", "pick", f"{_name(state, seat)} cancels the pick", seat)]
+    pawns = pick_order(mover, sorted({frm for frm, _ in legal_moves(state)}))
+    if choose:
+        if state.pick is None or state.pick[1]:
+            raise Rejected("pick: no pawn picked to choose", "wrong_phase")
+        frm = state.pick[0]
+        to = pick_order(mover, legal_destinations(state, frm))[0]
+        return replace(state, pick=(frm, to)), [
+            Output("announce", "pick", f"{frm.upper()} to {to.upper()}? Press for the next "
+                   "cell; wait to play it", seat)]
+    if state.pick is None or not state.pick[1]:
+        frm = pawns[0] if state.pick is None else _next(pawns, state.pick[0])
+        return replace(state, pick=(frm, "")), [
+            Output("announce", "pick", f"{frm.upper()}? Press for the next pawn; wait to "
+                   "choose it", seat)]
+    frm = state.pick[0]
+    to = _next(pick_order(mover, legal_destinations(state, frm)), state.pick[1])
+    return replace(state, pick=(frm, to)), [
+        Output("announce", "pick", f"{frm.upper()} to {to.upper()}?", seat)]
+
+
+HANDLERS = {"new_game": _new_game, "move": _move, "resign": _resign, "draw": _draw,
+            "pick": _pick}
 EVENT_TYPES = frozenset(HANDLERS) | {"undo"} | base.NOTE_TYPES
 
 

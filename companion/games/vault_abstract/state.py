@@ -18,6 +18,9 @@ class AbstractState:
     moves: tuple[tuple[str, str], ...] = ()  # accepted moves, (from, to) cell names
     winner: int | None = None
     end: str = ""  # why the game ended: "far rank", "no legal move", "resigned", "draw"
+    # A move being picked on the buttons: (pawn cell, "") while the pawn is picked,
+    # (pawn cell, destination cell) once the pawn is chosen; None: no pick.
+    pick: tuple[str, str] | None = None
     events_applied: int = 0
     prev: AbstractState | None = field(default=None, compare=False, repr=False)
     undo_depth: int = field(default=0, compare=False, repr=False)

@@ -1,9 +1,16 @@
 """Vault (abstract) at the table: its entry in the games registry.
 
 LED board: "W 12" / "B 12" (who moves, the move number) and the last move "c1a3" is
-on the page; row 6 one pixel per White pawn left, row 7 one per Black pawn. At game
+on the page; row 6 one pixel per White pawn left, row 7 one per Black pawn; while a
+move is picked on the buttons, "W C3?" (the pawn) or "C3-D4?" (the move). At game
 over: the winner and why, cycling. The companion can play a side: the short command
 `bot [LEVEL]` (or the page's "companion moves") sends the opponent's move.
+
+A 2-seat table's buttons: the seat to move presses to step through its pawns, waits
+(`PICK_SECONDS`) to choose the one shown, presses to step through that pawn's cells
+and waits to play the move (`pick` events; the table's window timer sends the pause).
+The other seat's press cancels a pick, or, with none, asks the companion to move for
+the side to move (the `bot` move at the default level).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ DEFAULT_LEVEL = 2
 HELP = """\
 c1 a3  (or: move c1 a3)      move the pawn on c1 to a3 (a walk or a jump)
 bot [LEVEL]                  the companion moves for the side to move (levels 0-3)
+pick S [choose]              seat S's button: step the pick (`choose`: the pause)
 resign S                     seat S resigns (0 White, 1 Black)
 draw                         a draw, agreed
 undo                         take back the last accepted event
@@ -39,6 +47,9 @@ def render(state: AbstractState, flash: str | None = None, tick: int = 0,
         return led.cycling(game_over_lines(state), tick)
     if state.phase != PLAYING:
         return led.board("VAULT")
+    if state.pick is not None:
+        frm, to = (c.upper() for c in state.pick)
+        return led.board(f"{frm}-{to}?" if to else f"{SIDES[state.to_move]} {frm}?")
     white, black = (len(p) for p in state.pawns)
     rows = [(x, 6) for x in range(white)] + [(x, 7) for x in range(black)]
     last = "".join(state.moves[-1]).upper() if state.moves else ""
@@ -66,6 +77,10 @@ def status_lines(state: AbstractState) -> list[str]:
         lines.append(f"To move: {('White', 'Black')[state.to_move]} "
                      f"({state.names[state.to_move]}), {len(engine.legal_moves(state))} "
                      "legal moves")
+        if state.pick is not None:
+            frm, to = state.pick
+            lines.append(f"Picked on the buttons: {frm}-{to}? (wait to play it)" if to
+                         else f"Picked on the buttons: {frm}? (wait to choose it)")
     else:
         who = "nobody" if state.winner is None else state.names[state.winner]
         lines.append(f"Game over: {who} wins ({state.end})")
@@ -101,6 +116,13 @@ def parse_command(text: str, state: AbstractState) -> dict[str, Any]:
         except ValueError as exc:
             raise ValueError(f"bot: {exc}") from None
         return {"type": "move", "from": frm, "to": to}
+    if words[:1] == ["pick"] and len(words) in (2, 3) and words[1] in ("0", "1"):
+        event: dict[str, Any] = {"type": "pick", "seat": int(words[1])}
+        if len(words) == 3:
+            if words[2] != "choose":
+                raise ValueError("usage: pick SEAT [choose]")
+            event["choose"] = True
+        return event
     if words[:1] == ["resign"] and len(words) == 2 and words[1] in ("0", "1"):
         return {"type": "resign", "seat": int(words[1])}
     if words == ["draw"]:
@@ -135,18 +157,34 @@ def page_details(state: AbstractState) -> dict[str, Any]:
         "white": sorted(d.cell_name(i) for i in state.pawns[0]),
         "black": sorted(d.cell_name(i) for i in state.pawns[1]),
         "last_move": list(state.moves[-1]) if state.moves else None,
+        "pick": list(state.pick) if state.pick is not None else None,
         "status": status_lines(state),
     }
 
 
 def press_event(state: AbstractState, seat: int, ts_ns: int) -> dict[str, Any] | None:
-    """On a 2-seat table's buttons: the press of the seat to move asks the companion
-    for that side's move (the `bot` move at the default level, seeded by the move
-    number, so a replay plays it again); the other seat's press does nothing."""
-    if state.phase != PLAYING or seat != state.to_move:
+    """On a 2-seat table's buttons: the seat to move steps its pick (`pick`); the other
+    seat cancels a pick, or, with none, asks the companion for the mover's move (the
+    `bot` move at the default level, seeded by the move number, so a replay plays it
+    again)."""
+    if state.phase != PLAYING or seat not in (0, 1):
         return None
+    if seat == state.to_move or state.pick is not None:
+        return {"type": "pick", "seat": seat, "ts_ns": ts_ns}
     frm, to = opponent.choose_move(state, DEFAULT_LEVEL, seed=len(state.moves))
     return {"type": "move", "from": frm, "to": to, "ts_ns": ts_ns}
+
+
+def timed_window(state: AbstractState) -> tuple[Any, dict[str, Any], float] | None:
+    """A pick on the buttons: `PICK_SECONDS` without a press chooses the pawn shown, or
+    plays the move shown. Each press is a new window (the timer starts again)."""
+    if state.phase != PLAYING or state.pick is None:
+        return None
+    key = ("pick", len(state.moves), state.events_applied)
+    frm, to = state.pick
+    if to:
+        return key, {"type": "move", "from": frm, "to": to}, d.PICK_SECONDS
+    return key, {"type": "pick", "seat": state.to_move, "choose": True}, d.PICK_SECONDS
 
 
 GAME = Game(
@@ -164,4 +202,5 @@ GAME = Game(
     page_moves=page_moves,
     page_details=page_details,
     press_event=press_event,
+    timed_window=timed_window,
 )

@@ -128,7 +128,8 @@ def take_seen(state: SolitaireState) -> dict[str, Any] | None:
 
 
 def page_moves(state: SolitaireState, new_game_after_over: bool = False) -> dict[str, Any]:
-    """`roll` true; `take` {the roll event taking the camera's reading}; `mark` [every legal mark event]; `power` [{die, skimmer}]; `reroll`
+    """`roll` true; `take` {the roll event taking the camera's reading}; `mark` [every
+    legal mark event]; `power` [{die, skimmer}]; `reroll`
     {"dice": [indices], "left": n}; `pass`; `suggestion` {"events", "reason"}; `undo`."""
     moves: dict[str, Any] = {}
     if state.prev is not None:
