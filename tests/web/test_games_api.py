@@ -178,3 +178,20 @@ def test_registry_page_moves_are_all_accepted():
         for seat in moves.get("choose", []):
             ev = {"type": "choose", "seat": seat, "flee": False}
             assert registry.judge(s, ev).rejection is None
+
+
+def test_solitaire_offers_the_cameras_roll_to_take(tmp_path):
+    async def go():
+        async with page(tmp_path) as (server, client):
+            await send(client, {"command": "play vault-solitaire Sam"})
+            server.table.post({"type": "seen", "dice": [3, 5, 5, 6, 1]})  # as the camera
+            for _ in range(100):
+                s = await state(client)
+                if "take" in s["moves"]:
+                    break
+                await asyncio.sleep(0.02)
+            assert s["moves"]["take"] == {"type": "roll", "dice": [3, 5, 5, 6, 1]}
+            s = (await send(client, s["moves"]["take"]))["state"]
+            assert "take" not in s["moves"] and s["details"]["dice"] == [3, 5, 5, 6, 1]
+
+    asyncio.run(go())

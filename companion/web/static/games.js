@@ -171,6 +171,10 @@ function bigScoreControls(box, M) {
 }
 
 function solitaireControls(box, M) {
+  if (M.take) {
+    box.append(card("The camera reads " + M.take.dice.join(" "),
+      el("button", { class: "primary", id: "take-roll", onclick: () => send(M.take) }, "Take this roll")));
+  }
   if (M.roll) {
     const sels = GX.dice.map((v, i) => {
       const s = el("select", { "data-die": i, oninput: (ev) => { GX.dice[i] = Number(ev.target.value); } },
