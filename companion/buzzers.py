@@ -198,9 +198,11 @@ def attach_buttons(
     *,
     lockout_ns: int = DEFAULT_LOCKOUT_NS,
     stuck_ns: int = DEFAULT_STUCK_NS,
+    clock: Callable[[], int] = time.monotonic_ns,
 ) -> SeatButtons:
     """The seat buttons feeding `buzzers`, with stuck/free notices on the referee and
-    the held-down check on the loop's ticker. Call from the loop's thread."""
+    the held-down check on the loop's ticker (at `clock`, the edges' clock: a test's
+    own). Call from the loop's thread."""
     table = buzzers.table
     loop = table.loop
     assert loop is not None, "start the TableLoop first"
@@ -220,5 +222,5 @@ def attach_buttons(
             referee.notice, f"Seat {seat}'s button is free again"
         ),
     )
-    table.tick_hooks.append(lambda: buttons.check_stuck(time.monotonic_ns()))
+    table.tick_hooks.append(lambda: buttons.check_stuck(clock()))
     return buttons

@@ -11,7 +11,7 @@ stays where it is (companion.web), started by its callers on the built loop.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ class ButtonParts:
     stuck_ns: int | None = None
     virtual_clock: bool = False
     watch_stuck: bool = True
+    stuck_clock: Callable[[], int] | None = None  # the held-down check's (None: monotonic)
 
 
 @dataclass
@@ -77,7 +78,8 @@ class TableBuilder:
         if parts.stuck_ns is not None:
             timing["stuck_ns"] = parts.stuck_ns
         if parts.watch_stuck:
-            buttons = attach_buttons(buzzers, parts.pins, factory, **timing)
+            clock = {} if parts.stuck_clock is None else {"clock": parts.stuck_clock}
+            buttons = attach_buttons(buzzers, parts.pins, factory, **timing, **clock)
         else:
             buttons = SeatButtons(parts.pins, buzzers.on_press, pin_factory=factory, **timing)
         self.buzzers, self.buttons_ = buzzers, buttons

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 
@@ -18,13 +19,12 @@ import pytest
 from game_builders import ROW5, new_game
 from log_lines import unchained
 
-from companion.buzzers import BuzzerInput
 from companion.cli import main
 from companion.gamelog import GameLog
 from companion.hardware.arbitration import ArbiterConfig
-from companion.hardware.buttons import SeatButtons
 from companion.hardware.pins import make_pin_factory
-from companion.loop import Referee, TableLoop
+from companion.loop import Referee
+from companion.table_builder import ButtonParts, TableBuilder
 
 US = 1_000
 MS = 1_000_000
@@ -38,6 +38,8 @@ GAPS_NS = [1 * US, 10 * US, 49 * US, 51 * US, 100 * US, 1 * MS, 4_900 * US, 10 *
 # the 5 ms default down exactly, and the tests with "default" in their names use it here
 # where the timing cannot split a pair.
 WIDE = ArbiterConfig(settle_ns=40 * MS)
+STUCK = re.compile(r"Seat (\d+)'s button is stuck \((.+?)\)")
+FREE = re.compile(r"Seat (\d+)'s button is free again")
 
 
 def expected_winner(seat_a, ts_a, seat_b, ts_b, cop=COP, tie_ns=50 * US):
@@ -70,34 +72,29 @@ class Rig:
         self.config = config or ArbiterConfig()
         self.buttons_kw = buttons_kw
         self.seen: list[tuple[dict, str | None]] = []
-        self.stuck: list[tuple[int, str]] = []
-        self.unstuck: list[int] = []
         self.now = [0]  # the clock the stuck-check tick hook reads
 
     async def __aenter__(self):
-        self.table = TableLoop(self.ref, tick_seconds=0.005)
-        await self.table.start()
+        # wired as serve wires a live table (companion.table_builder), on the mock pins
+        builder = TableBuilder(self.ref, tick_seconds=0.005)
+        self.table = await builder.start()
         self.loop = asyncio.get_running_loop()
-        self.buzzers = BuzzerInput(self.table, self.config)
-        loop = self.loop
-
-        def on_stuck(seat, why):
-            self.stuck.append((seat, why))
-            loop.call_soon_threadsafe(
-                self.ref.notice, f"Seat {seat}'s button is stuck ({why})", "stuck"
-            )
-
-        self.buttons = SeatButtons(
-            PINS[: self.players],
-            self.buzzers.on_press,
-            pin_factory=make_pin_factory("mock"),
-            on_stuck=on_stuck,
-            on_unstuck=self.unstuck.append,
-            **self.buttons_kw,
-        )
-        self.table.tick_hooks.append(lambda: self.buttons.check_stuck(self.now[0]))
+        self.buzzers, self.buttons, _ = builder.buttons(ButtonParts(
+            arbiter=self.config, pins=PINS[: self.players], pin_factory=make_pin_factory("mock"),
+            stuck_clock=lambda: self.now[0], **self.buttons_kw))
         self.ref.listeners.append(lambda ev, r: self.seen.append((ev, r.rejection)))
         return self
+
+    @property
+    def stuck(self) -> list[tuple[int, str]]:
+        """The stuck notices the table was given: (seat, why)."""
+        found = (STUCK.match(m) for m in self.ref.messages)
+        return [(int(m[1]), m[2]) for m in found if m]
+
+    @property
+    def unstuck(self) -> list[int]:
+        found = (FREE.match(m) for m in self.ref.messages)
+        return [int(m[1]) for m in found if m]
 
     async def __aexit__(self, *exc):
         self.buttons.close()

@@ -27,11 +27,11 @@ import lgpio_standin as lg
 import pytest
 from game_builders import ROW5, new_game
 
-from companion.buzzers import BuzzerInput
 from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import SeatButtons
 from companion.hardware.pins import KERNEL_EDGE_STAMPS, make_pin_factory
-from companion.loop import Referee, TableLoop
+from companion.loop import Referee
+from companion.table_builder import ButtonParts, TableBuilder
 
 PI5_REVISION = 0xD04170  # Raspberry Pi 5 Model B, 4 GB
 GPIOS = (17, 27, 22)  # seats 0, 1, 2
@@ -220,10 +220,10 @@ def test_beyond_2_to_the_23_seconds_stamps_are_off_by_at_most_the_float_spacing(
 
 async def _race(factory, edges, config=None, players=3):
     ref = Referee()
-    table = TableLoop(ref, tick_seconds=0.01)
-    await table.start()
-    buzzers = BuzzerInput(table, config or ArbiterConfig())
-    buttons = SeatButtons(GPIOS[:players], buzzers.on_press, pin_factory=factory)
+    builder = TableBuilder(ref, tick_seconds=0.01)  # wired as serve wires a live table
+    table = await builder.start()
+    buzzers, buttons, _ = builder.buttons(ButtonParts(arbiter=config or ArbiterConfig(),
+                                                      pins=GPIOS[:players], pin_factory=factory))
     seen = []
     ref.listeners.append(lambda ev, r: seen.append((ev, r.rejection)))
     try:
