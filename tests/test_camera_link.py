@@ -1,11 +1,12 @@
-"""The camera beside the buttons, through the real VisionWorker on a running loop."""
+"""The camera beside the buttons, through the real VisionWorker on a running loop, wired
+by the TableBuilder as serve wires it."""
 
 import asyncio
 
 from game_builders import ROW5, new_game
 
-from companion.camera import CameraInput
-from companion.loop import Referee, TableLoop
+from companion.loop import Referee
+from companion.table_builder import CameraParts, TableBuilder
 
 
 async def settle(pred, timeout=10.0):
@@ -20,13 +21,10 @@ async def settle(pred, timeout=10.0):
 def test_camera_that_will_not_open_is_announced_and_refereeing_goes_on(tmp_path):
     async def main():
         ref = Referee()
-        table = TableLoop(ref)
-        await table.start()
-        cam = CameraInput(ref, str(tmp_path / "no-such-camera.avi"))
-        try:
-            cam.start(asyncio.get_running_loop())
-        except Exception as exc:  # some sources fail at once, others on the worker
-            cam.on_gone(exc)
+        builder = TableBuilder(ref)
+        table = await builder.start()
+        # some sources fail at once (said by the builder), others on the worker
+        cam = builder.camera(CameraParts(str(tmp_path / "no-such-camera.avi")))
         assert await settle(lambda: cam.gone)
         said = list(ref.messages)
         flash = ref.flash
@@ -51,10 +49,10 @@ def test_camera_that_will_not_open_is_announced_and_refereeing_goes_on(tmp_path)
 def test_synthetic_camera_feeds_settled_readings_to_the_display():
     async def main():
         ref = Referee()
-        table = TableLoop(ref)
-        await table.start()
-        cam = CameraInput(ref, "synthetic:3", profile_dir="calibration/synthetic")
-        cam.start(asyncio.get_running_loop())
+        builder = TableBuilder(ref)
+        table = await builder.start()
+        cam = builder.camera(CameraParts("synthetic:3",
+                                         {"profile_dir": "calibration/synthetic"}))
         ok = await settle(lambda: cam.readings > 0, timeout=30)
         cam.stop()
         await table.stop()
