@@ -328,6 +328,12 @@ class Referee:
                 hook(reason)
         return reason
 
+    def tick_fault(self, exc: BaseException) -> None:
+        """For the loop's ticker: a tick hook (or this referee's tick) failed."""
+        self._fault(exc, "a tick")
+        with contextlib.suppress(Exception):
+            self.refresh()
+
     def internal_error(self, exc: BaseException, event: Any = None) -> None:
         """For the loop: an exception outside submit() (a before-submit hook)."""
         self._fault(exc, "taking an event")
@@ -522,11 +528,23 @@ class TableLoop:
                 self.queue.task_done()
 
     async def _ticker(self) -> None:
+        """The tick hooks (a held-down button check, a window's timer) and the
+        referee's tick (flash animations, the display), each inside its own boundary:
+        a fault is announced once (until that hook works again) and the ticker goes
+        on, so one broken hook never stills the display or the other hooks."""
+        failing: set[Any] = set()
+        tick = self.referee.on_tick
         while True:
             await asyncio.sleep(self.tick_seconds)
-            for hook in self.tick_hooks:
-                hook()
-            self.referee.on_tick()
+            for key, hook in [*((h, h) for h in self.tick_hooks), ("referee", tick)]:
+                try:
+                    hook()
+                except Exception as exc:
+                    if key not in failing:
+                        failing.add(key)
+                        self.referee.tick_fault(exc)
+                    continue
+                failing.discard(key)
 
     async def drain(self) -> None:
         """Wait until every posted event has been handled."""

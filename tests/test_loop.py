@@ -142,3 +142,42 @@ def test_submit_awaits_the_result_through_the_same_queue():
     ok, refused, seen = asyncio.run(go())
     assert ok.rejection is None and refused.rejection.startswith("stage: not allowed now")
     assert seen == ["new_game", "heist_hide", "stage"]
+
+
+def test_a_failing_tick_hook_is_said_once_and_the_ticker_goes_on():
+    async def main():
+        ref = Referee()
+        faults = []
+        ref.fault_hooks.append(faults.append)
+        table = TableLoop(ref, tick_seconds=0.002)
+        calls = {"bad": 0, "good": 0}
+        broken = [True]
+
+        def bad():
+            calls["bad"] += 1
+            if broken[0]:
+                raise RuntimeError("sensor unplugged")
+
+        table.tick_hooks += [bad, lambda: calls.__setitem__("good", calls["good"] + 1)]
+        await table.start()
+        while calls["bad"] < 20:
+            await asyncio.sleep(0.005)
+        said_while_broken = list(faults)
+        broken[0] = False  # it works again ...
+        n = calls["bad"]
+        while calls["bad"] < n + 5:
+            await asyncio.sleep(0.005)
+        broken[0] = True  # ... and breaks again: said again, once
+        n = calls["bad"]
+        while calls["bad"] < n + 5:
+            await asyncio.sleep(0.005)
+        table.post(new_game(2))  # the referee still referees
+        await table.drain()
+        await table.stop()
+        return ref, faults, said_while_broken, calls
+
+    ref, faults, said, calls = asyncio.run(main())
+    assert said == ["internal error (a tick): RuntimeError: sensor unplugged"]
+    assert faults == said * 2
+    assert calls["good"] >= calls["bad"] - 1  # the next hook ran on every tick
+    assert ref.state.phase == "heist_hide"
