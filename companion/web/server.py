@@ -116,6 +116,7 @@ class PageServer:
         self._runner: web.AppRunner | None = None
         self._scheduled = False
         self._last_state_key: Any = None
+        self._last_me_key: Any = None
         self._last_state_json = ""
         self._last_led_json = ""
         self._games_cache: dict[Path, tuple[tuple[float, int], dict[str, Any] | None]] = {}
@@ -172,10 +173,14 @@ class PageServer:
         if led_json != self._last_led_json:
             self._last_led_json = led_json
             messages.append(led_json)
+        # Who each device is changes only with the game, a claim or the paired devices.
+        me_key = (id(self.referee.state), dict(self.claims), frozenset(self.pairing.sessions))
+        check_me = me_key != self._last_me_key
+        self._last_me_key = me_key
         for ws in list(self.sockets):
             texts = list(messages)
-            me = self.me_json(self._socket_token.get(ws))
-            if me != self._socket_me.get(ws):
+            me = self.me_json(self._socket_token.get(ws)) if check_me else None
+            if me is not None and me != self._socket_me.get(ws):
                 self._socket_me[ws] = me
                 texts.append(me)
             for text in texts:

@@ -134,10 +134,17 @@ def test_a_phone_claims_its_seat_and_chooses_only_for_it(tmp_path):
                 assert (await table_page.post("/api/events", {"type": "undo"}))[0] == 200
             assert server.referee.state.players == ()
             assert (await ann.state())["my_seat"] is None  # no game: no seat
-            assert (await table_page.post("/api/events", START))[0] == 200
-            assert server.claims == {}
+            async with bob.http.ws_connect(server.url + "api/ws") as ws:
+                seen = [json.loads((await ws.receive(timeout=5)).data) for _ in range(3)]
+                assert seen[2] == {"kind": "me", "seat": None, "name": None}
+                assert (await table_page.post("/api/events", START))[0] == 200
+                assert server.claims == {}
+                assert (await bob.post("/api/seat", {"seat": 2}))[0] == 200
+                while (msg := json.loads((await ws.receive(timeout=5)).data))["kind"] != "me":
+                    pass
+                assert msg == {"kind": "me", "seat": 2, "name": "Cat"}  # told as it changes
             assert (await ann.state())["my_seat"] is None
-            assert (await bob.state())["my_seat"] is None
+            assert (await bob.state())["my_seat"] == 2
 
     asyncio.run(go())
 
