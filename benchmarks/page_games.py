@@ -5,8 +5,9 @@
 Plays part of tests/scripts/vault-abstract.jsonl and big-score-3p.jsonl through a
 TableLoop with the page on 127.0.0.1 and saves the paired phone page (360x740, full
 page) with Debian's Chromium through Playwright: page-abstract.png (a pawn selected,
-its legal destinations lit) and page-big-score.png (the choosing window, one seat has
-chosen). Prints one line per file.
+its legal destinations lit), page-big-score.png (the choosing window, one seat has
+chosen) and page-big-score-phone.png (a phone that said it is Bob's: his private Rob/Flee
+and the seconds left). Prints one line per file.
 """
 
 from __future__ import annotations
@@ -22,20 +23,26 @@ from page_gallery import PHONE, chromium
 from companion.gamelog import GameLog, read_log
 from companion.loop import Referee, TableLoop
 from companion.web.server import start_page
+from companion.window_timer import WindowTimer
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "scripts"
-# (picture, script, events played, a cell to tap first or None)
+# (picture, script, events played, what to tap first and what to wait for then, or None)
 SHOTS = (
-    ("page-abstract.png", "vault-abstract.jsonl", 7, "a5"),
+    ("page-abstract.png", "vault-abstract.jsonl", 7,
+     ('#abstract-board [data-cell="a5"]', "#abstract-board td.dest")),
     ("page-big-score.png", "big-score-3p.jsonl", 2, None),
+    ("page-big-score-phone.png", "big-score-3p.jsonl", 2, ('[data-claim="1"]', "#my-choice")),
 )
+CHOOSE_SECONDS = 10  # [table] choose_seconds' default
 
 
-async def shoot(browser, out: Path, name: str, script: str, n: int, tap: str | None) -> None:
+async def shoot(browser, out: Path, name: str, script: str, n: int,
+                tap: tuple[str, str] | None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="page-games-"))
     log = GameLog(tmp / "game-1.jsonl", fsync=False)
     referee = Referee(log=log)
     table = TableLoop(referee)
+    table.tick_hooks.append(WindowTimer(referee, table.post, CHOOSE_SECONDS).check)
     await table.start()
     server = await start_page(table, "127.0.0.1", 0, "2468")
     try:
@@ -47,8 +54,9 @@ async def shoot(browser, out: Path, name: str, script: str, n: int, tap: str | N
         await page.click("#pair-form button")
         await page.wait_for_selector("#controls .card")
         if tap:
-            await page.click(f'#abstract-board [data-cell="{tap}"]')
-            await page.wait_for_selector("#abstract-board td.dest")
+            await page.click(tap[0])
+            await page.wait_for_selector(tap[1])
+            await page.evaluate("window.scrollTo(0, 0)")  # the sticky header on top
         await page.screenshot(path=str(out / name), full_page=True)
         print(out / name)
         await page.close()

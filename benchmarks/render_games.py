@@ -2,7 +2,8 @@
 through the same `LedMatrixDisplay` as the real MAX7219.
 
 Writes OUT_DIR/led-big-score.png, led-solitaire.png, led-abstract.png (each game's
-board part-way through its script in tests/scripts/) and led-big-score-over.png.
+board part-way through its script in tests/scripts/), led-big-score-reveal.png (a
+round's choices revealed: R robs, F flees over each seat) and led-big-score-over.png.
 
     .venv/bin/python benchmarks/render_games.py docs
 """
@@ -26,6 +27,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "scripts"
 # (picture, script, events played) — each a moment worth showing.
 SCREENS = (
     ("led-big-score.png", "big-score-3p.jsonl", 9),
+    ("led-big-score-reveal.png", "big-score-3p.jsonl", 18),
     ("led-big-score-over.png", "big-score-3p.jsonl", None),
     ("led-solitaire.png", "vault-solitaire.jsonl", 3),
     ("led-abstract.png", "vault-abstract.jsonl", 7),

@@ -7,6 +7,15 @@
     POST /api/pair         {"pin": "1234"} -> 200 + session cookie, or 403
     POST /api/unpair       {} this device, {"all": true} every device (and a new PIN)
     POST /api/events       one event, or {"command": "<sim short command>"}
+    POST /api/seat         {"seat": S} this device is that player's, {"seat": null} nobody's
+
+A paired device may say which player it is (a seat of the game being played, kept per
+session on the server, cleared by a new game): GET /api/state tells it ("my_seat") and
+the WebSocket sends it {"kind": "me", "seat", "name"} when it changes. Such a device may
+send a secret choice (The Big Score's `choose`) for its own seat only; one that claimed
+no seat is the table's own control page and may send it for any seat. While a timed
+window is open (The Big Score's choosing) the state says how long it has left
+("window": {"seconds_left", "seconds"}).
 
 Events from the page go through the TableLoop's queue like the buttons' and --input's,
 so events from two phones are applied one at a time, each once, in one order. POSTs
@@ -19,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +59,9 @@ MAX_BODY = 8 * 1024
 SUBMIT_TIMEOUT = 5.0
 MAX_SOCKETS = 64
 LOG_PATTERN = "game-*.jsonl"
+# Events that carry one player's secret choice: a device that claimed a seat sends
+# them for that seat only (The Big Score's Rob/Flee).
+SECRET_CHOICES = frozenset({"choose"})
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -79,8 +92,14 @@ class PageServer:
         new_game_after_over: bool = False,
         host: str = "127.0.0.1",
         port: int = 8080,
+        window_timer: Any = None,
     ) -> None:
         self.table = table
+        # The timed window's timer (companion.window_timer); None: the one among the
+        # table's tick hooks, if any.
+        self.window_timer = window_timer
+        # Which player each paired device said it is: session token -> seat.
+        self.claims: dict[str, int] = {}
         self.referee = table.referee
         self.pairing = pairing or Pairing()
         self.log_dir = Path(log_dir) if log_dir else None
@@ -92,9 +111,12 @@ class PageServer:
         # (Appliance.choose_resume); the offer itself is Referee.resume_choice.
         self.on_resume_choice: Callable[[str], str] | None = None
         self.sockets: set[web.WebSocketResponse] = set()
+        self._socket_token: dict[web.WebSocketResponse, str | None] = {}
+        self._socket_me: dict[web.WebSocketResponse, str] = {}
         self._runner: web.AppRunner | None = None
         self._scheduled = False
         self._last_state_key: Any = None
+        self._last_me_key: Any = None
         self._last_state_json = ""
         self._last_led_json = ""
         self._games_cache: dict[Path, tuple[tuple[float, int], dict[str, Any] | None]] = {}
@@ -123,6 +145,10 @@ class PageServer:
             # finished game is listed under "games"; the history starts again.
             self._log_path = path
             self.history.clear()
+            self.claims.clear()
+        if (isinstance(event, dict) and event.get("type") == "new_game"
+                and not result.rejection):
+            self.claims.clear()  # a new game: every device says again who it is
         self.history.add(event, result)
 
     def show(self, view: View) -> None:
@@ -147,8 +173,17 @@ class PageServer:
         if led_json != self._last_led_json:
             self._last_led_json = led_json
             messages.append(led_json)
-        for text in messages:
-            for ws in list(self.sockets):
+        # Who each device is changes only with the game, a claim or the paired devices.
+        me_key = (id(self.referee.state), dict(self.claims), frozenset(self.pairing.sessions))
+        check_me = me_key != self._last_me_key
+        self._last_me_key = me_key
+        for ws in list(self.sockets):
+            texts = list(messages)
+            me = self.me_json(self._socket_token.get(ws)) if check_me else None
+            if me is not None and me != self._socket_me.get(ws):
+                self._socket_me[ws] = me
+                texts.append(me)
+            for text in texts:
                 task = asyncio.ensure_future(self._send(ws, text))
                 self._send_tasks.add(task)
                 task.add_done_callback(self._send_tasks.discard)
@@ -188,13 +223,17 @@ class PageServer:
         referee = self.referee
         game = referee.game
         if game.id != registry.DEFAULT:  # another game: its own moves and payload
-            return game_payload(
+            payload = game_payload(
                 referee.state,
                 history=self.history,
                 messages=list(referee.messages),
                 moves=game.page_moves(referee.state, self.new_game_after_over),
                 games=self.games(),
             )
+            window = self.window()
+            if window is not None:
+                payload["window"] = window
+            return payload
         payload = state_payload(
             referee.state,
             history=self.history,
@@ -206,13 +245,69 @@ class PageServer:
             payload["other_games"] = other_games()  # the page may start one of these
         return payload
 
+    def _timer(self) -> Any:
+        if self.window_timer is not None:
+            return self.window_timer
+        from companion.window_timer import WindowTimer
+
+        for hook in getattr(self.table, "tick_hooks", ()):
+            owner = getattr(hook, "__self__", None)
+            if isinstance(owner, WindowTimer):
+                return owner
+        return None
+
+    def window(self) -> dict[str, Any] | None:
+        """The open timed window (The Big Score's choosing): whole seconds left (rounded
+        up: 0 only when it is closing) and its length; None when none is open or no
+        timer closes it."""
+        timer = self._timer()
+        if timer is None or self.referee.game.timed_window(self.referee.state) is None:
+            return None
+        left = timer.remaining()
+        if left is None:
+            return None
+        return {"seconds_left": math.ceil(left), "seconds": timer.seconds}
+
+    # ---- which player a device is
+    def seat_names(self) -> list[str]:
+        """The players of the game being played, in seat order ([] while none is)."""
+        state = self.referee.state
+        if self.referee.game.id == registry.DEFAULT:
+            return [s.name for s in state.seats]
+        summary_ = self.referee.game.summary(state)
+        if isinstance(summary_.get("players"), list):  # The Big Score
+            return [str(p.get("name")) for p in summary_["players"]]
+        if isinstance(summary_.get("names"), list):  # Vault (abstract)
+            return [str(n) for n in summary_["names"]]
+        if summary_.get("name"):  # Vault (solitaire)
+            return [str(summary_["name"])]
+        return []
+
+    def my_seat(self, token: str | None) -> int | None:
+        """The seat this device said it is, while paired and that seat is in the game."""
+        if not token or not self.pairing.is_paired(token):
+            return None
+        seat = self.claims.get(token)
+        if seat is None or seat >= len(self.seat_names()):
+            return None
+        return seat
+
+    def me(self, token: str | None) -> dict[str, Any]:
+        seat = self.my_seat(token)
+        return {"seat": seat, "name": None if seat is None else self.seat_names()[seat]}
+
+    def me_json(self, token: str | None) -> str:
+        return json.dumps({"kind": "me", **self.me(token)})
+
     def resume_offer(self) -> dict[str, Any] | None:
         """What a damaged log offers the table now, if the page can answer it."""
         return self.referee.resume_choice if self.on_resume_choice is not None else None
 
     def state_json(self) -> str:
         offer = self.resume_offer()
-        key = (id(self.referee.state), tuple(self.referee.messages), self.history.seq, id(offer))
+        window = self.window()
+        key = (id(self.referee.state), tuple(self.referee.messages), self.history.seq, id(offer),
+               window and window["seconds_left"])
         if key != self._last_state_key or not self._cached_state:
             self._last_state_key = key
             self._cached_state = json.dumps(
@@ -244,6 +339,7 @@ class PageServer:
         app.router.add_post("/api/pair", self.post_pair)
         app.router.add_post("/api/unpair", self.post_unpair)
         app.router.add_post("/api/events", self.post_events)
+        app.router.add_post("/api/seat", self.post_seat)
         app.router.add_static("/static/", STATIC, show_index=False, follow_symlinks=False)
         return app
 
@@ -305,7 +401,8 @@ class PageServer:
         head = '{"kind": "state", '
         if text.startswith(head):
             text = "{" + text[len(head):]
-        extra = {"led": self.led(), "paired": self.paired(request)}
+        extra = {"led": self.led(), "paired": self.paired(request),
+                 "my_seat": self.my_seat(self._token(request))}
         body = text[:-1] + ", " + json.dumps(extra)[1:]
         return web.Response(text=body, content_type="application/json")
 
@@ -385,6 +482,9 @@ class PageServer:
         event = self.event_from_body(body)
         if isinstance(event, str):
             return _error(400, event)
+        refused = self.not_this_devices(request, event)
+        if refused:
+            return _error(403, refused)
         try:
             result = await asyncio.wait_for(self.table.submit(event), SUBMIT_TIMEOUT)
         except TimeoutError:
@@ -394,6 +494,46 @@ class PageServer:
         if result.rejection:
             return web.json_response({"rejected": result.rejection, "state": state}, status=409)
         return web.json_response({"accepted": True, "state": state})
+
+    def not_this_devices(self, request: web.Request, event: dict[str, Any]) -> str | None:
+        """Why a device that said which player it is may not send this event (another
+        player's secret choice), or None."""
+        if event.get("type") not in SECRET_CHOICES:
+            return None
+        mine = self.my_seat(self._token(request))
+        seat = event.get("seat")
+        if mine is None or seat == mine or type(seat) is not int:
+            return None  # no claim: the table's control page; a bad seat: the rules say
+        names = self.seat_names()
+        theirs = f"{names[seat]} (seat {seat})" if 0 <= seat < len(names) else f"seat {seat}"
+        return (f"{event['type']}: this phone is {names[mine]}'s (seat {mine}): it may not "
+                f"choose for {theirs}")
+
+    async def post_seat(self, request: web.Request) -> web.Response:
+        """{"seat": S}: this device is that player's; {"seat": null}: nobody's (the
+        table's control page)."""
+        if not self.paired(request):
+            return _error(401, "not paired: enter the PIN shown on the box")
+        body = await self._json_body(request)
+        if isinstance(body, web.Response):
+            return body
+        seat = body.get("seat", "missing")
+        if set(body) != {"seat"} or not (seat is None or type(seat) is int):
+            return _error(400, 'seat: the body is {"seat": <seat number>} or {"seat": null}')
+        token = self._token(request)
+        assert token is not None
+        self.claims = {t: s for t, s in self.claims.items() if self.pairing.is_paired(t)}
+        if seat is None:
+            self.claims.pop(token, None)
+        else:
+            names = self.seat_names()
+            if not names:
+                return _error(409, "seat: no game is being played (start one first)")
+            if not 0 <= seat < len(names):
+                return _error(409, f"seat: this game's seats are 0-{len(names) - 1}, got {seat}")
+            self.claims[token] = seat
+        self._push()
+        return web.json_response(self.me(token))
 
     def _resume_choice(self, body: dict[str, Any]) -> web.Response:
         """{"type":"resume_choice","choice":"keep"|"new"}: the table's answer to a
@@ -418,14 +558,20 @@ class PageServer:
         ws = web.WebSocketResponse(heartbeat=20, max_msg_size=1024)
         await ws.prepare(request)
         self.sockets.add(ws)
+        token = self._token(request)
+        self._socket_token[ws] = token
         try:
             await ws.send_str(self.state_json())
             await ws.send_str(self.led_json())
+            self._socket_me[ws] = me = self.me_json(token)
+            await ws.send_str(me)
             async for msg in ws:  # the page sends nothing; pings are answered by aiohttp
                 if msg.type in (WSMsgType.ERROR, WSMsgType.CLOSE):
                     break
         finally:
             self.sockets.discard(ws)
+            self._socket_token.pop(ws, None)
+            self._socket_me.pop(ws, None)
         return ws
 
     # ---- running

@@ -38,10 +38,16 @@ def describe(event: dict[str, Any], result: Result) -> str:
     return encode(event) if isinstance(event, dict) and "type" in event else repr(event)[:120]
 
 
-def public_event(event: dict[str, Any]) -> dict[str, Any]:
-    """The event as the page may show it: the cops' row hidden until the heist ends."""
+def public_event(event: dict[str, Any], state: Any = None) -> dict[str, Any]:
+    """The event as the page may show it: the cops' row hidden until the heist ends;
+    in another game, as its `Game.public` shows it (the sim's log pane does the same),
+    so The Big Score's `choose` says who chose, never what."""
     if isinstance(event, dict) and event.get("type") == "heist_hide":
         return {"type": "heist_hide", "row": "hidden"}
+    if isinstance(event, dict) and state is not None:
+        shown = registry.of_state(state).public(event)
+        if shown is not None:
+            return shown
     if isinstance(event, dict) and event.get("type") == "choose":  # The Big Score: secret
         return {"type": "choose", "seat": event.get("seat")}
     return event
@@ -180,7 +186,7 @@ class History:
                 "accepted": True,
                 "text": text,
                 "type": kind,
-                "event": public_event(event),
+                "event": public_event(event, result.state),
             }
         )
         if kind == "buzz":

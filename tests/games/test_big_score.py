@@ -122,6 +122,29 @@ def test_the_choosing_window_closing_means_rob():
     assert s.players[1].status == "fled" and s.queue == (0, 2)
 
 
+def test_all_reveal_at_once_when_the_window_closes_and_not_before():
+    from companion.speech.phrases import callouts
+
+    s = new(3)
+    r = e.apply(s, {"type": "choose", "seat": 1, "flee": True})
+    assert [o.text for o in r.outputs] == ["P1 has chosen"]  # who, never what
+    r = e.apply(r.state, {"type": "close_choices"})  # the window closes: the rest rob
+    assert [(o.kind, o.name, o.text) for o in r.outputs] == [
+        ("announce", "reveal", "Everyone has chosen: open your fists!"),
+        ("flash", "reveal", "P0 robs, P1 flees, P2 robs")]
+    assert callouts({"type": "close_choices"}, r)[-1] == "P0 robs, P1 flees, P2 robs."
+    # The last choice closes the window too; the fled stay out of the next reveal.
+    s = run(s, {"type": "choose", "seat": 0, "flee": True}, {"type": "choose", "seat": 1,
+                                                           "flee": False})
+    r = e.apply(s, {"type": "choose", "seat": 2, "flee": False})
+    assert r.outputs[-1].text == "P0 flees, P1 robs, P2 robs"
+    s = run(r.state, {"type": "reveal", "tokens": [None, "gold", "key"]},
+            {"type": "pass", "seat": 1}, {"type": "pass", "seat": 2})
+    assert s.phase == CHOOSE and s.round == 2
+    s = run(s, {"type": "choose", "seat": 2, "flee": True})
+    assert e.choices_line(run(s, {"type": "close_choices"})) == "P1 robs, P2 flees"
+
+
 def test_trade_order_marker_passing_skips_fled_players():
     s = new(4)
     s = choose_all(s)

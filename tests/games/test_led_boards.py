@@ -115,3 +115,23 @@ def test_abstract_board_shows_a_pick_on_the_buttons():
     assert shows_text(g.render(s), f"A1-{s.pick[1].upper()}?")
     s = registry.judge(s, {"type": "pick", "seat": 1}).state  # Black cancels
     assert shows_text(g.render(s), "W1")
+
+
+def test_big_score_reveal_shows_each_seats_choice_over_its_mark_then_the_round():
+    ss = states("big-score-3p.jsonl")
+    g = registry.get("big-score")
+    s = ss[0]
+    for seat, flee in ((0, True), (1, False)):
+        s = registry.judge(s, {"type": "choose", "seat": seat, "flee": flee}).state
+    assert shows_text(g.render(s), "R1 C0/4")  # Cat still choosing: nothing told
+    closed = registry.judge(s, {"type": "close_choices"})
+    assert ("flash", "reveal") in [(o.kind, o.name) for o in closed.outputs]
+    assert g.render(closed.state, "reveal") == flash_frame("OPEN!")
+    board = g.render(closed.state)
+    assert shows_text(board, "FRR")  # Ann flees, Bob and Cat rob: a letter over each mark
+    assert row(board, 7).startswith("111011101110")
+    assert row(board, 6).startswith("1000100010001000")  # the cop track stays
+    # The tokens drawn entered: the round's board again (the trades).
+    after = registry.judge(closed.state, {"type": "reveal",
+                                          "tokens": [None, "gold", "key"]}).state
+    assert shows_text(g.render(after), "R1 C0/4")

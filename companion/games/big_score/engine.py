@@ -193,8 +193,20 @@ def _choose(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState,
     waiting = [s for s in new.in_vault() if new.players[s].flee is None]
     outs = [Output("announce", "chosen", f"{p.name} has chosen", seat)]
     if not waiting:
-        outs.append(Output("announce", "reveal", "Everyone has chosen: open your fists!"))
+        outs += _all_reveal(new)
     return new, outs
+
+
+def choices_line(state: BigScoreState) -> str:
+    """Every choice of the round, once all have chosen: "Ann flees, Bob robs"."""
+    return ", ".join(f"{state.players[s].name} {'flees' if state.players[s].flee else 'robs'}"
+                     for s in state.in_vault())
+
+
+def _all_reveal(state: BigScoreState) -> list[Output]:
+    """The window has closed: all open their fists at once (said, shown, flashed)."""
+    return [Output("announce", "reveal", "Everyone has chosen: open your fists!"),
+            Output("flash", "reveal", choices_line(state))]
 
 
 def _close_choices(state: BigScoreState, ev: Mapping[str, Any]
@@ -207,8 +219,8 @@ def _close_choices(state: BigScoreState, ev: Mapping[str, Any]
     players = state.players
     for seat in waiting:
         players = _set(players, seat, flee=False)
-    return replace(state, players=players), [
-        Output("announce", "reveal", "Everyone has chosen: open your fists!")]
+    new = replace(state, players=players)
+    return new, _all_reveal(new)
 
 
 def _reveal(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState, list[Output]]:

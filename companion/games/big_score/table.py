@@ -21,7 +21,8 @@ from companion.games.big_score.state import CHOOSE, GAME_OVER, IN_VAULT, TRADE, 
 from companion.games.big_score.summary import summary, total, winners
 from companion.games.registry import Game
 
-WORDS = {"fled": "FLED", "cop": "COP!", "busted": "BUSTED!", "over": "PAYOUT"}
+WORDS = {"fled": "FLED", "cop": "COP!", "busted": "BUSTED!", "over": "PAYOUT",
+         "reveal": "OPEN!"}
 
 HELP = """\
 Keys 0-5 while choosing: that seat presses (Flee); `close` closes the window (the rest rob)
@@ -51,7 +52,23 @@ def render(state: BigScoreState, flash: str | None = None, tick: int = 0,
         if p.status == IN_VAULT:
             seats.append((i, p.flee is not None and state.phase == CHOOSE))
     rows += led.marks(7, seats)
+    if revealed(state):  # all at once: R or F above each seat's mark (4 px a seat)
+        return led.board(reveal_letters(state), rows)
     return led.board(f"R{state.round} C{state.cops}/{limit}", rows)
+
+
+def revealed(state: BigScoreState) -> bool:
+    """The choosing window has closed (everyone in the vault has chosen) and the tokens
+    drawn are not entered yet: the choices are public now."""
+    inside = state.in_vault()
+    return (state.phase == CHOOSE and bool(inside)
+            and all(state.players[s].flee is not None for s in inside))
+
+
+def reveal_letters(state: BigScoreState) -> str:
+    """One letter a seat, over its mark on row 7: R robs, F flees, blank: out."""
+    return "".join(("F" if p.flee else "R") if p.status == IN_VAULT else " "
+                   for p in state.players)
 
 
 def game_over_lines(state: BigScoreState) -> list[str]:
@@ -72,8 +89,8 @@ def status_lines(state: BigScoreState) -> list[str]:
              + f" · floor {' '.join(state.floor)}"]
     if state.phase == CHOOSE:
         waiting = [p.name for p in state.players if p.status == IN_VAULT and p.flee is None]
-        lines.append("Choosing: " + (", ".join(waiting) + " to choose" if waiting
-                                     else "everyone has chosen: reveal"))
+        lines.append("Choosing: " + ", ".join(waiting) + " to choose" if waiting
+                     else f"Revealed: {engine.choices_line(state)}: enter the tokens drawn")
     if state.phase == TRADE and state.queue:
         lines.append(f"Trading: {state.players[state.queue[0]].name} (seat {state.queue[0]})")
     lines += s["advice"]
@@ -159,10 +176,15 @@ def page_moves(state: BigScoreState, new_game_after_over: bool = False) -> dict[
 
 
 def page_details(state: BigScoreState) -> dict[str, Any]:
-    """For the page: who has chosen (never what), the trader, the marker."""
+    """For the page: who has chosen (never what, while anyone is still choosing), the
+    reveal once the window has closed ("revealed": [{"seat", "name", "flee"}] of the
+    seats in the vault, else null), the trader, the marker."""
     return {
         "chosen": [i for i, p in enumerate(state.players)
                    if p.status == IN_VAULT and p.flee is not None and state.phase == CHOOSE],
+        "revealed": [{"seat": s, "name": state.players[s].name,
+                      "flee": bool(state.players[s].flee)} for s in state.in_vault()]
+        if revealed(state) else None,
         "trader": state.queue[0] if state.phase == TRADE and state.queue else None,
         "status": status_lines(state),
     }

@@ -10,6 +10,8 @@ const NEXT_FACE = { alarm: "dye_pack", dye_pack: "diamond", diamond: "alarm" };
 
 let S = null; // the latest state
 let paired = false;
+// Which player this device said it is (POST /api/seat; the box keeps it per session).
+let ME = { seat: null, name: null };
 let led = null;
 let ctrlKey = "";
 // What the person is choosing now (kept across live updates).
@@ -121,6 +123,7 @@ function connect() {
     const msg = JSON.parse(m.data);
     if (msg.kind === "state") update(msg);
     else if (msg.kind === "led") { led = msg; drawLed(); }
+    else if (msg.kind === "me") { ME = { seat: msg.seat, name: msg.name }; render(); }
   };
   ws.onclose = () => {
     $("conn").textContent = "offline"; $("conn").className = "conn";
@@ -485,7 +488,7 @@ function setupPairing() {
     }
   });
   $("unpair").addEventListener("click", async () => {
-    await post("/api/unpair", {}); paired = false; ctrlKey = ""; render();
+    await post("/api/unpair", {}); paired = false; ME = { seat: null, name: null }; ctrlKey = ""; render();
   });
   $("unpair-all").addEventListener("click", async () => {
     if (!confirm("Unpair every phone? The box shows a new PIN.")) return;
@@ -499,6 +502,7 @@ async function start() {
     const r = await fetch("/api/state", { credentials: "same-origin" });
     const j = await r.json();
     paired = !!j.paired;
+    ME = { seat: j.my_seat === undefined ? null : j.my_seat, name: null };
     update(j);
   } catch (e) {
     notice("the box does not answer");

@@ -24,6 +24,16 @@ function renderOtherGame() {
   renderOtherScore();
   renderLists();
   if (MODE === "control") renderOtherControls();
+  showSecondsLeft();
+}
+
+// The choosing window's seconds left (the box pushes them as they go), updated in
+// place so a button is never rebuilt under a thumb.
+function showSecondsLeft() {
+  const w = S.window;
+  for (const e of document.querySelectorAll("[data-seconds-left]")) {
+    e.textContent = w ? `${w.seconds_left} s left` : "";
+  }
 }
 
 function overText() {
@@ -45,6 +55,7 @@ function renderOtherScore() {
         el("div", { class: "tags" },
           i === S.first_player ? el("span", { class: "tag", text: "marker" }) : null,
           (S.details.chosen || []).includes(i) ? el("span", { class: "tag", text: "chosen" }) : null,
+          revealedTag(i),
           S.winners.includes(i) ? el("span", { class: "tag win", text: "winner" }) : null)),
       el("td", { text: p.status }), el("td", { text: p.vault_tokens.map((t) => TOKENS_SHOWN[t] || t).join(", ") || "–" }),
       el("td", { text: money(p.total) })));
@@ -110,7 +121,7 @@ function renderOtherControls() {
   if (!box) return;
   $("pair-card").hidden = paired;
   $("device-card").hidden = !paired;
-  const key = JSON.stringify([paired, S.moves, S.phase, S.events_applied, local.version, S.undo_takes_back, GX.sel, GX.pick]);
+  const key = JSON.stringify([paired, S.moves, S.phase, S.events_applied, local.version, S.undo_takes_back, GX.sel, GX.pick, ME.seat]);
   if (key === ctrlKey) return;
   ctrlKey = key;
   box.textContent = "";
@@ -133,9 +144,19 @@ function renderOtherControls() {
   if (M.undo) box.append(undoCard());
 }
 
+function revealedTag(seat) {
+  const r = (S.details.revealed || []).find((x) => x.seat === seat);
+  return r ? el("span", { class: "tag " + (r.flee ? "flees" : "robs"), text: r.flee ? "flees" : "robs" }) : null;
+}
+
 function bigScoreControls(box, M) {
-  if (M.choose) {
+  const mine = ME.seat !== null && S.players[ME.seat] ? ME.seat : null;
+  if (S.details.revealed) box.append(revealCard(S.details.revealed));
+  if (M.choose && mine !== null) box.append(privateChoiceCard(M, mine));
+  else if (M.choose) {
     box.append(card("Rob or Flee? (secret: the box shows only who has chosen)",
+      el("p", { class: "sub", text: "Or each player on their own phone: “This phone is…” below." }),
+      el("p", { class: "secs", "data-seconds-left": "" }),
       ...M.choose.map((s) => el("div", { class: "row" }, el("span", { class: "who", text: gname(s) }),
         el("button", { "data-flee": s, onclick: () => send({ type: "choose", seat: s, flee: true }) }, "Flee"),
         el("button", { "data-rob": s, onclick: () => send({ type: "choose", seat: s, flee: false }) }, "Rob"))),
@@ -168,6 +189,55 @@ function bigScoreControls(box, M) {
     box.append(card("Muscle", ...M.muscle.map((s) => el("button", {
       onclick: () => send({ type: "muscle", seat: s }) }, `${gname(s)} takes the marker`))));
   }
+  if (!S.over) box.append(seatCard(mine));
+}
+
+// A phone that said which player it is: only that player's Flee and Rob, then "chosen"
+// (never what: someone may be looking at this screen), until all reveal at once.
+function privateChoiceCard(M, seat) {
+  const p = S.players[seat];
+  if (p.status !== "in") {
+    return card(`${p.name}: out of the vault (${p.status === "fled" ? "fled: safe" : p.status})`,
+      el("p", { class: "sub", text: "The others are choosing." }));
+  }
+  const others = M.choose.filter((s) => s !== seat).map(gname);
+  if (!M.choose.includes(seat)) {
+    return el("section", { class: "card private", id: "my-waiting" },
+      el("h2", { text: `${p.name}: chosen — waiting for the others` }),
+      el("p", { text: others.length ? `Still choosing: ${others.join(", ")}` : "Everyone has chosen." }),
+      el("p", { class: "secs", "data-seconds-left": "" }));
+  }
+  return el("section", { class: "card private", id: "my-choice" },
+    el("h2", { text: `${p.name}: Rob or Flee?` }),
+    el("p", { class: "sub", text: "Secret: the box tells nobody until everyone has chosen." }),
+    el("div", { class: "choice-buttons" },
+      el("button", { class: "flee", id: "my-flee", onclick: () => send({ type: "choose", seat, flee: true }) }, "Flee"),
+      el("button", { class: "rob", id: "my-rob", onclick: () => send({ type: "choose", seat, flee: false }) }, "Rob")),
+    el("p", { class: "secs", "data-seconds-left": "" }));
+}
+
+// The window has closed: every choice at once.
+function revealCard(revealed) {
+  return el("section", { class: "card reveal-card", id: "revealed" },
+    el("h2", { text: "Open your fists!" }),
+    el("ul", { class: "choices" }, ...revealed.map((r) => el("li", { "data-revealed": r.seat,
+      class: r.flee ? "flees" : "robs", text: `${r.name} ${r.flee ? "flees" : "robs"}` }))));
+}
+
+// "This phone is…": the player whose secret choices this phone makes (kept by the box
+// for this phone's session; a new game clears it). Nobody: the table's own controls.
+function seatCard(mine) {
+  const claim = async (seat) => {
+    const { status, body } = await post("/api/seat", { seat });
+    if (status === 200) { ME = { seat: body.seat, name: body.name }; notice(""); bump(); }
+    else notice(body.error || `HTTP ${status}`);
+  };
+  return card(mine === null ? "This phone is…" : `This phone is ${gname(mine)}'s`,
+    el("div", { class: "row" },
+      ...S.players.map((p, i) => el("button", { class: i === mine ? "on" : "", "data-claim": i,
+        onclick: () => claim(i) }, p.name)),
+      el("button", { class: mine === null ? "on" : "", "data-claim": "none", onclick: () => claim(null) },
+        "Nobody (table controls)")));
 }
 
 function solitaireControls(box, M) {
