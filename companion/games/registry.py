@@ -91,6 +91,10 @@ class Game:
     timed_window: Callable[[Any], tuple[Any, ...] | None] = field(
         default=lambda state: None)
 
+    # Events that carry one player's secret choice (The Big Score's `choose`): a phone
+    # that said which player it is sends them for that player only.
+    secret_events: frozenset[str] = frozenset()
+
     # The log line shown on screens (the sim's log pane) when it must differ from the
     # logged one (a secret choice); None: the line as logged.
     public: Callable[[dict[str, Any]], dict[str, Any] | None] = field(

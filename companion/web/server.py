@@ -59,9 +59,6 @@ MAX_BODY = 8 * 1024
 SUBMIT_TIMEOUT = 5.0
 MAX_SOCKETS = 64
 LOG_PATTERN = "game-*.jsonl"
-# Events that carry one player's secret choice: a device that claimed a seat sends
-# them for that seat only (The Big Score's Rob/Flee).
-SECRET_CHOICES = frozenset({"choose"})
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -498,7 +495,9 @@ class PageServer:
     def not_this_devices(self, request: web.Request, event: dict[str, Any]) -> str | None:
         """Why a device that said which player it is may not send this event (another
         player's secret choice), or None."""
-        if event.get("type") not in SECRET_CHOICES:
+        # the game's events that carry one player's secret choice (The Big Score's
+        # Rob/Flee): a device that claimed a seat sends them for that seat only
+        if event.get("type") not in self.table.referee.game.secret_events:
             return None
         mine = self.my_seat(self._token(request))
         seat = event.get("seat")

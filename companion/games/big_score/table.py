@@ -229,5 +229,6 @@ GAME = Game(
     press_event=press_event,
     page_details=page_details,
     public=public,
+    secret_events=frozenset({"choose"}),
     timed_window=timed_window,
 )
