@@ -254,12 +254,17 @@ def _to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
 
 
 def train_detector(sources: list, weights: list[float], steps: int, batch: int, size: int,
-                   seed: int, log) -> Detector:
+                   seed: int, log, init: Path | None = None) -> Detector:
+    """From scratch, or fine-tuned from ``init`` (a detector.pt) at a lower rate."""
     rng = np.random.default_rng(seed)
     model = Detector()
+    if init is not None:
+        model.load_state_dict(torch.load(init, map_location="cpu"))
+        log(f"detector starts from {init}")
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps,
-                                                pct_start=0.15)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3 if init is None else 1e-3,
+                                                total_steps=steps,
+                                                pct_start=0.15 if init is None else 0.05)
     p = np.array(weights) / sum(weights)
     model.train()
     t0 = time.time()
@@ -373,7 +378,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         log(f"rendered scenes {len(ren)} ({time.time() - t0:.0f}s)")
     if "det" in parts:
         torch.manual_seed(seed)
-        det = train_detector([real, ren], [0.6, 0.4], det_steps, DET_BATCH, DET_CROP, seed, log)
+        det = train_detector([real, ren], [0.6, 0.4], det_steps, DET_BATCH, DET_CROP, seed, log,
+                             init=Path(init) / "detector.pt" if init else None)
         _export_det(det, out)
         torch.save(det.state_dict(), out / "detector.pt")
         log(f"detector exported to {out} ({time.time() - t0:.0f}s)")
@@ -394,7 +400,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "rendered": rendered, "train_sets": list(dice_photos.TRAIN_SETS),
                  "val_sets": list(dice_photos.VAL_SETS)})
     if init:
-        meta["cls_init"] = "fine-tuned from the previous model's classifier.pt"
+        meta["init"] = "fine-tuned from an earlier run's detector.pt / classifier.pt"
     (out / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
     log(f"done in {time.time() - t0:.0f}s: {out / 'reader.json'}")
     return out
