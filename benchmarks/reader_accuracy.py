@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/reader_accuracy.py            # accuracy + speed table
     .venv/bin/python benchmarks/reader_accuracy.py --fewshot  # + few-shot N = 1, 3, 10
     .venv/bin/python benchmarks/reader_accuracy.py --sets table-val trays-val  # validation
+.venv/bin/python benchmarks/reader_accuracy.py --misses --no-pips  # where the loss is
 
 Held-aside sets (never trained or tuned on; see companion/vision/dice_photos.py):
 table-test (table-mixed-d6/labels_test.csv), webcam-two (webcam-two-d6, whole),
@@ -40,6 +41,45 @@ def row(name: str, reader_name: str, s) -> str:
             f"{s.wrong_share:.2%} | {s.ms_per_image_median:.1f} |")
 
 
+def misses(reader, items) -> str:
+    """Where each labelled die is lost: no detector peak at all (heat >= 0.02 near it),
+    a peak below the detector threshold, a box the classifier calls "not a die"; and of
+    the dice read, face right / unknown / confidently wrong."""
+    from companion.vision.evaluate import PredictedDie, match
+    from companion.vision.learned import FACES
+    from companion.vision.learned_model import NOT_A_DIE
+
+    n = no_peak = low = not_die = right = unknown = wrong = 0
+    for m in items:
+        img = load_image(m.path)
+        boxes = reader.detect(img, 0.02)
+        probs, _ = reader.classify(img, boxes)
+        preds = [PredictedDie("?", b[:4], ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), b[4])
+                 for b in boxes]
+        found = {li: pi for pi, li in match(preds, m.dice)}
+        for li, die in enumerate(m.dice):
+            n += 1
+            pi = found.get(li)
+            if pi is None:
+                no_peak += 1
+                continue
+            if boxes[pi][4] < reader.det_threshold:
+                low += 1
+                continue
+            p = probs[pi]
+            k = int(p[:NOT_A_DIE].argmax())
+            if p[NOT_A_DIE] > p[k]:
+                not_die += 1
+            elif p[k] < reader.face_threshold:
+                unknown += 1
+            elif FACES[k] == die.face:
+                right += 1
+            else:
+                wrong += 1
+    return " | ".join(f"{v / max(1, n):.1%}" for v in (no_peak, low, not_die, right, unknown,
+                                                       wrong))
+
+
 def speed(reader, images, repeat: int = 1) -> float:
     times = []
     for img in images:
@@ -57,6 +97,8 @@ def main() -> int:
     ap.add_argument("--no-pips", action="store_true", help="skip the classical reader")
     ap.add_argument("--fewshot", action="store_true", help="also the few-shot curve")
     ap.add_argument("--seeds", type=int, default=3, help="few-shot draws per N")
+    ap.add_argument("--misses", action="store_true",
+                    help="also where the learned reader loses each die")
     ap.add_argument("--backends", action="store_true",
                     help="also time OpenCV DNN against ONNX Runtime")
     args = ap.parse_args()
@@ -79,6 +121,14 @@ def main() -> int:
         for rname, reader in readers:
             res = evaluate_manifest(items, reader=reader)
             print(row(name, rname, res.summary), flush=True)
+
+    if args.misses:
+        print("\nwhere the learned reader loses dice (share of labelled dice):")
+        print("| set | no peak | peak below threshold | \"not a die\" | face right | unknown | "
+              "conf. wrong |")
+        print("|---|---|---|---|---|---|---|")
+        for name in args.sets:
+            print(f"| {name} | {misses(learned, dice_photos.load_set(name))} |", flush=True)
 
     # speed on the frame sizes the issue names
     table = [load_image(m.path) for m in dice_photos.load_set("table-test")[:30]]

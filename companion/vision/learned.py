@@ -37,7 +37,7 @@ from companion.vision.types import UNKNOWN, DieReading
 MODEL_DIR = Path(__file__).resolve().parents[1] / "data" / "models"
 FACES = ("1", "2", "3", "4", "5", "6")
 DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_size": 416,
-            "det_ref_side": 640, "det_max_side": 1024, "views": 1}
+            "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32}
 
 
 class ModelMissing(RuntimeError):
@@ -77,6 +77,7 @@ class LearnedReader:
         # Test-time views: each crop is also read turned by 90/180/270 degrees (and
         # mirrored, for 8) and the probabilities averaged; a face's pips read the same.
         self.views = int(meta["views"])
+        self.crop_size = int(meta["crop"])  # the classifier's input side (px)
         self.backend = backend
         if backend in ("auto", "onnxruntime"):
             try:
@@ -94,6 +95,9 @@ class LearnedReader:
                 prov = ["CPUExecutionProvider"]
                 self._det_s = ort.InferenceSession(str(det), so, providers=prov)
                 self._cls_s = ort.InferenceSession(str(cls), so, providers=prov)
+            shape = self._cls_s.get_inputs()[0].shape
+            if isinstance(shape[-1], int):  # the network's own input side wins
+                self.crop_size = shape[-1]
         if self.backend == "opencv":
             self._det = cv2.dnn.readNetFromONNX(str(det))
             self._cls = cv2.dnn.readNetFromONNX(str(cls))
@@ -126,7 +130,8 @@ class LearnedReader:
         if len(boxes) == 0:
             return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32)
         crops = [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
-                      max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN) for b in boxes]
+                      max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN, size=self.crop_size)
+                 for b in boxes]
         n = len(crops)
         views = list(crops)
         for v in range(1, self.views):
@@ -194,7 +199,7 @@ def learned_reader(model_dir: str | Path | None = None) -> Callable[[np.ndarray]
 
 def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     wrong_cost: float = 10.0, sizes: tuple[int, ...] = (416, 512, 640),
-                    views: tuple[int, ...] = (1, 4, 8)) -> dict:
+                    views: tuple[int, ...] = (1, 4)) -> dict:
     """Pick the detector and face thresholds, input size and test-time views on the
     validation splits only."""
     from companion.vision import dice_photos
@@ -218,8 +223,8 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
             boxes = reader.detect(img, 0.1)
             probs, _ = reader.classify(img, boxes)
             cache.append((boxes, probs, dice))
-        for dt in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
-            for ft in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
+        for dt in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6):
+            for ft in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99):
                 scores, faces = [], []
                 for boxes, probs, dice in cache:
                     keep = [i for i, b in enumerate(boxes) if b[4] >= dt]

@@ -15,7 +15,7 @@ import numpy as np
 
 DET_SIZE = 416
 STRIDE = 4
-CROP = 32
+CROP = 48
 CROP_SPAN = 1.3
 NOT_A_DIE = 6
 PAD_VALUE = 114

@@ -68,13 +68,16 @@ class Detector(nn.Module):
 
 
 class Classifier(nn.Module):
+    """48x48 crop -> 7 logits + 64-number embedding; a stride-2 stem keeps it cheap
+    (~0.43M parameters, ~16M multiply-adds per crop)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.body = nn.Sequential(
-            _cbr(3, 16), _cbr(16, 32, 2), _cbr(32, 32), _cbr(32, 64, 2), _cbr(64, 64),
-            _cbr(64, 96, 2), _cbr(96, 96),
+            _cbr(3, 24, 2), _cbr(24, 32), _cbr(32, 48, 2), _cbr(48, 48),
+            _cbr(48, 96, 2), _cbr(96, 96), _cbr(96, 128, 2), _cbr(128, 128),
         )
-        self.emb = nn.Linear(96, 64)
+        self.emb = nn.Linear(128, 64)
         self.out = nn.Linear(64, 7)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -226,9 +229,9 @@ def _hue_turn(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR)
 
 
-def _cls_augment(c: np.ndarray, rng: np.random.Generator, hue: bool = False) -> np.ndarray:
-    # hue turns only in fine-tuning (--init), so the first run stays as it was made
-    if hue and rng.random() < 0.4:
+def _cls_augment(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    # hue turns and saturation scaling: die and table colours nobody trained on
+    if rng.random() < 0.5:
         c = _hue_turn(c, rng)
     c = _colour_jitter(c, rng, strong=True)
     if rng.random() < 0.1:
@@ -237,7 +240,7 @@ def _cls_augment(c: np.ndarray, rng: np.random.Generator, hue: bool = False) -> 
         k = int(rng.choice([3, 5]))
         c = cv2.GaussianBlur(c, (k, k), 0)
     if rng.random() < 0.1:  # lower resolution: a die seen small
-        s = int(rng.integers(10, 24))
+        s = int(rng.integers(10, CROP * 3 // 4))
         c = cv2.resize(cv2.resize(c, (s, s), interpolation=cv2.INTER_AREA), (CROP, CROP))
     return c
 
@@ -251,12 +254,17 @@ def _to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
 
 
 def train_detector(sources: list, weights: list[float], steps: int, batch: int, size: int,
-                   seed: int, log) -> Detector:
+                   seed: int, log, init: Path | None = None) -> Detector:
+    """From scratch, or fine-tuned from ``init`` (a detector.pt) at a lower rate."""
     rng = np.random.default_rng(seed)
     model = Detector()
+    if init is not None:
+        model.load_state_dict(torch.load(init, map_location="cpu"))
+        log(f"detector starts from {init}")
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps,
-                                                pct_start=0.15)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3 if init is None else 1e-3,
+                                                total_steps=steps,
+                                                pct_start=0.15 if init is None else 0.05)
     p = np.array(weights) / sum(weights)
     model.train()
     t0 = time.time()
@@ -315,7 +323,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
         pool = [pool[i] for i in idx[batch:]]
-        x = _to_tensor([_cls_augment(c, rng, init is not None) for c, _ in take])
+        x = _to_tensor([_cls_augment(c, rng) for c, _ in take])
         y = torch.tensor([lab for _, lab in take])
         logits, _ = model(x)
         loss = F.cross_entropy(logits, y, label_smoothing=0.05)
@@ -347,12 +355,13 @@ def _export_cls(cls: Classifier, out: Path) -> None:
                                     "embedding": {0: "n"}}, **_ONNX)
 
 
+DET_BATCH, DET_CROP, CLS_BATCH = 16, 256, 96
 _ONNX = {"opset_version": 17, "do_constant_folding": True, "dynamo": False}
 PARTS = ("det", "cls", "tune")
 
 
 def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
-          det_steps: int = 1200, cls_steps: int = 5000, rendered: int = 1200,
+          det_steps: int = 7000, cls_steps: int = 16000, rendered: int = 3000,
           threads: int = 1, parts: tuple[str, ...] = PARTS, log=print,
           init: str | Path | None = None) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
@@ -369,13 +378,14 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         log(f"rendered scenes {len(ren)} ({time.time() - t0:.0f}s)")
     if "det" in parts:
         torch.manual_seed(seed)
-        det = train_detector([real, ren], [0.6, 0.4], det_steps, 12, 224, seed, log)
+        det = train_detector([real, ren], [0.6, 0.4], det_steps, DET_BATCH, DET_CROP, seed, log,
+                             init=Path(init) / "detector.pt" if init else None)
         _export_det(det, out)
         torch.save(det.state_dict(), out / "detector.pt")
         log(f"detector exported to {out} ({time.time() - t0:.0f}s)")
     if "cls" in parts:
         torch.manual_seed(seed + 1)
-        cls = train_classifier([real, ren], [0.75, 0.25], cls_steps, 96, seed, log,
+        cls = train_classifier([real, ren], [0.65, 0.35], cls_steps, CLS_BATCH, seed, log,
                                init=Path(init) / "classifier.pt" if init else None)
         _export_cls(cls, out)
         torch.save(cls.state_dict(), out / "classifier.pt")
@@ -385,11 +395,12 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     from companion.vision.learned import tune_thresholds
 
     meta = tune_thresholds(out, root=root, log=log)
-    meta.update({"seed": seed, "det_steps": det_steps, "cls_steps": cls_steps,
+    meta.update({"crop": CROP, "seed": seed, "det_steps": det_steps, "det_batch": DET_BATCH,
+                 "det_crop": DET_CROP, "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
                  "rendered": rendered, "train_sets": list(dice_photos.TRAIN_SETS),
                  "val_sets": list(dice_photos.VAL_SETS)})
     if init:
-        meta["cls_init"] = "fine-tuned from the previous model's classifier.pt"
+        meta["init"] = "fine-tuned from an earlier run's detector.pt / classifier.pt"
     (out / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
     log(f"done in {time.time() - t0:.0f}s: {out / 'reader.json'}")
     return out

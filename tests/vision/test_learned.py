@@ -60,10 +60,10 @@ def test_reads_frozen_rendered_scenes(reader):
         sample.append((image, [LabelledDie(str(d.face), d.box) for d in dice]))
     s = _score(reader, sample)
     assert s.labelled >= 40
-    # regression floors for the committed model (it measured recall 0.97, precision 0.87,
+    # regression floors for the committed model (it measured recall 0.95, precision 0.98,
     # end-to-end 0.89, no confidently wrong face on this sample)
-    assert s.recall >= 0.93, s
-    assert s.precision >= 0.83, s
+    assert s.recall >= 0.9, s
+    assert s.precision >= 0.93, s
     assert s.end_to_end >= 0.85, s
     assert s.wrong <= 1, s
 
@@ -73,11 +73,11 @@ def test_reads_a_few_held_aside_real_photos(reader):
         pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
     items = dice_photos.load_set("table-test")[:6] + dice_photos.load_set("webcam-two")[:4]
     s = _score(reader, [(load_image(m.path), m.dice) for m in items])
-    # regression floors (the committed model: found 9 and read 8 of 14 right, none
+    # regression floors (the committed model: found 11 and read all 11 of 14 right, none
     # confidently wrong)
     assert s.labelled >= 14
-    assert s.recall >= 0.6, s
-    assert s.end_to_end >= 0.55, s
+    assert s.recall >= 0.7, s
+    assert s.end_to_end >= 0.7, s
     assert s.wrong <= 1, s
 
 
@@ -108,9 +108,21 @@ def test_small_dice_in_a_large_frame_are_found():
     fixed_reader = LearnedReader()
     fixed_reader.det_max_side = fixed_reader.det_size
     fixed = _score(fixed_reader, sample)
-    # floors: the committed model finds 24 of 28 scale-aware, 6 of 28 at a fixed 416 px
+    # floors: the committed model finds 19 of 28 scale-aware, 1 of 28 at a fixed 416 px
+    # (its detector threshold, 0.6, was chosen for precision on validation)
     assert aware.labelled >= 20
-    assert aware.recall >= 0.8 and aware.recall > fixed.recall + 0.3, (aware, fixed)
+    assert aware.recall >= 0.6 and aware.recall > fixed.recall + 0.3, (aware, fixed)
+
+
+def test_classifier_input_is_the_crop_size_in_reader_json(reader):
+    # the crop side the reader cuts (reader.json "crop") is the one the network was built for
+    meta = json.loads((MODEL_DIR / "reader.json").read_text())
+    assert reader.crop_size == meta.get("crop", 32)
+    image, dice = render_dice_scene(7_000_002)
+    probs, emb = reader.classify(image, [d.box for d in dice])
+    assert probs.shape == (len(dice), 7) and emb.shape == (len(dice), 64)
+    if reader.backend == "onnxruntime":
+        assert reader._cls_s.get_inputs()[0].shape[2:] == [reader.crop_size] * 2
 
 
 def test_blank_table_reads_no_dice(reader):
@@ -149,7 +161,7 @@ def test_fewshot_prototypes_round_trip_and_read(tmp_path, reader):
     few = FewShotReader(loaded, reader=reader)
     items = dice_photos.load_set("webcam-two")[:4]
     s = _score(few, [(load_image(m.path), m.dice) for m in items])
-    assert s.recall >= 0.3 and s.matched >= 3  # floors: the committed model finds 3 of 8
+    assert s.recall >= 0.5 and s.matched >= 4  # floors: the committed model finds 5 of 8
 
 
 def test_fewshot_file_errors_are_one_line(tmp_path):
