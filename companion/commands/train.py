@@ -38,12 +38,12 @@ def register(subparsers) -> None:
     p.add_argument("--out", default="companion/data/models", help="model folder to write")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--photos", default=None, help="photo sets root (default: ../shared/...)")
-    p.add_argument("--det-steps", type=int, default=1200)
-    p.add_argument("--cls-steps", type=int, default=5000)
+    p.add_argument("--det-steps", type=int, default=7000)
+    p.add_argument("--cls-steps", type=int, default=16000)
     p.add_argument("--part", action="append", choices=("det", "cls", "tune"),
                    help="train only this part (repeatable; default: det, cls, tune in turn; "
                         "det and cls may run as two processes at once, then tune)")
-    p.add_argument("--rendered", type=int, default=1200, help="rendered scenes to train on")
+    p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune the classifier from DIR/classifier.pt (a lower rate)")
     p.add_argument("--threads", type=int, default=1,

@@ -17,7 +17,7 @@ from companion.vision.frames import load_image
 from companion.vision.learned import MODEL_DIR, LearnedReader, ModelMissing, default_reader
 from companion.vision.render_dice import render_dice_scene
 
-# Rendered scenes the training never drew (training uses seeds seed * 100003 + i, i < 1200).
+# Rendered scenes the training never drew (training uses seeds seed * 100003 + i, i < 3000).
 FROZEN_SEEDS = range(7_000_000, 7_000_012)
 
 
