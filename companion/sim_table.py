@@ -143,6 +143,12 @@ def describe(event: Any) -> str:
     try:
         if kind == "new_game":
             names = ", ".join(str(n) for n in event.get("names", []))
+            game = event.get("game")
+            if game not in (None, "vault-assault"):  # another game's: no cops there
+                from companion.games import registry
+
+                title = registry.get(game).name if registry.known(game) else str(game)[:40]
+                return f"new game of {title}: {event.get('players')} players ({names})"
             cops = event.get("first_cop", 0)
             return f"new game: {event.get('players')} players ({names}), cops seat {cops}"
         if kind == "heist_hide":

@@ -101,3 +101,14 @@ def test_describe_reads_like_the_commands():
     assert describe({"type": "tally", "seat": 1, "cash": "lots"}) == (
         '{"type":"tally","seat":1,"cash":"lots"}'
     )
+
+
+def test_describe_names_another_games_new_game_without_cops():
+    from companion.sim_table import describe
+
+    line = describe({"type": "new_game", "game": "vault-solitaire", "players": 1,
+                     "names": ["Sam"]})
+    assert line == "new game of Vault (solitaire): 1 players (Sam)"
+    assert "cops" in describe({"type": "new_game", "players": 2, "names": ["A", "B"]})
+    assert describe({"type": "new_game", "game": "chess", "players": 2}).startswith(
+        "new game of chess")
