@@ -6,7 +6,7 @@ A game's state is a frozen dataclass with three bookkeeping fields, `events_appl
 `prev` (the state before the last accepted event) and `undo_depth` (how many `prev`
 steps lie behind it; both excluded from equality), exactly as
 `companion.rules.state.GameState` keeps them. `[log] undo_limit` bounds the chain of
-`prev` in every game alike (`trim_undo`).
+`prev` in every game alike (`companion.rules.engine.bound_undo`, `trim_undo`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from companion.rules.engine import Output, Rejection, Result, envelope_problem
+from companion.rules.engine import (
+    Output,
+    Rejection,
+    Result,
+    bound_undo,
+    envelope_problem,
+    trim_undo,
+)
 
 __all__ = ["Output", "Result", "Rejected", "Rejection", "NOTE_TYPES", "run", "trim_undo", "field",
            "whole",
@@ -91,20 +98,6 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def trim_undo(state: S, keep: int) -> S:
-    """`state` with at most `keep` undo steps behind it: the older ones are let go. The
-    game position is unchanged (equal states); only the chain of `prev` is rebuilt."""
-    chain = [state]
-    while len(chain) <= keep and getattr(chain[-1], "prev", None) is not None:
-        chain.append(chain[-1].prev)  # type: ignore[attr-defined]
-    if getattr(chain[-1], "prev", None) is None:
-        return state  # nothing older to let go
-    rebuilt: Any = None
-    for depth, s in enumerate(reversed(chain)):
-        rebuilt = replace(s, prev=rebuilt, undo_depth=depth)  # type: ignore[type-var]
-    return rebuilt  # type: ignore[no-any-return]
-
-
 def run(state: S, event: Any, handlers: Mapping[str, Handler],
         undo_limit: int | None = None) -> Result:
     """Apply one event with `handlers` (keyed by event type): notes change nothing, `undo`
@@ -131,12 +124,9 @@ def run(state: S, event: Any, handlers: Mapping[str, Handler],
     except Rejected as exc:
         text = str(exc).splitlines()[0] if str(exc) else "rejected"
         return Result(state, Rejection(text, exc.code), ())  # type: ignore[arg-type]
-    depth = getattr(state, "undo_depth", 0) + 1
     new = replace(new, events_applied=state.events_applied + 1, prev=state,  # type: ignore
-                  undo_depth=depth)
-    if undo_limit is not None and depth > 2 * max(undo_limit, 0):
-        new = trim_undo(new, max(undo_limit, 0))
-    return Result(new, None, tuple(outputs))
+                  undo_depth=state.undo_depth + 1)  # type: ignore[attr-defined]
+    return Result(bound_undo(new, undo_limit), None, tuple(outputs))
 
 
 def replay(apply: Callable[[Any, Any], Result], state: Any, events: list[Any]) -> Any:

@@ -97,6 +97,7 @@ def new_state() -> GameState:
 
 
 _T = TypeVar("_T")
+_S = TypeVar("_S")  # any game's state (trim_undo, bound_undo)
 
 
 def replace(obj: _T, **changes: Any) -> _T:
@@ -119,19 +120,28 @@ def _turn(cop: int) -> Turn:
     return replace(_BLANK_TURN, cop=cop)
 
 
-def trim_undo(state: GameState, keep: int) -> GameState:
+def trim_undo(state: _S, keep: int) -> _S:
     """`state` with at most `keep` undo steps behind it: the older ones are let go. The
-    game position is unchanged (equal states); only the chain of `prev` is rebuilt."""
-    chain = [state]
+    game position is unchanged (equal states); only the chain of `prev` is rebuilt. Any
+    game's state with `prev` and `undo_depth` (companion.games.base uses it too)."""
+    chain: list[Any] = [state]
     while len(chain) <= keep and chain[-1].prev is not None:
-        chain.append(chain[-1].prev)  # type: ignore[arg-type]
+        chain.append(chain[-1].prev)
     if chain[-1].prev is None:
         return state  # nothing older to let go
-    rebuilt: GameState | None = None
+    rebuilt: Any = None
     for depth, s in enumerate(reversed(chain)):
         rebuilt = replace(s, prev=rebuilt, undo_depth=depth)
     assert rebuilt is not None
-    return rebuilt
+    return rebuilt  # type: ignore[no-any-return]
+
+
+def bound_undo(state: _S, undo_limit: int | None) -> _S:
+    """`state` trimmed to `undo_limit` undo steps once its chain has grown past twice
+    that (None: the whole game kept), so the cost is O(1) an event on average."""
+    if undo_limit is not None and state.undo_depth > 2 * max(undo_limit, 0):  # type: ignore[attr-defined]
+        return trim_undo(state, max(undo_limit, 0))
+    return state
 
 
 # --------------------------------------------------------------------------- fields
@@ -831,9 +841,7 @@ def apply(state: GameState, event: Any, undo_limit: int | None = None) -> Result
     d["events_applied"] = state.events_applied + 1
     d["prev"] = state
     d["undo_depth"] = state.undo_depth + 1
-    if undo_limit is not None and d["undo_depth"] > 2 * max(undo_limit, 0):
-        new = trim_undo(new, max(undo_limit, 0))
-    return Result(new, None, tuple(outputs))
+    return Result(bound_undo(new, undo_limit), None, tuple(outputs))
 
 
 def replay(events: list[Any], state: GameState | None = None) -> GameState:
