@@ -1,11 +1,12 @@
 """`[log] undo_limit` bounds the undo history in every game, not only Vault Assault:
 the game is the same, only how far back undo reaches changes."""
 
-import json
 from pathlib import Path
 
 import pytest
+from game_builders import undo_steps
 
+from companion.gamelog import read_log
 from companion.games import registry
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -17,25 +18,15 @@ GAMES = {
 
 
 def accepted(script: str) -> list[dict]:
+    """The script's events that change the game (read as the log reader reads them)."""
     state, out = registry.default().new_state(), []
-    for line in (SCRIPTS / script).read_text().splitlines():
-        line = line.split("# rejected")[0].strip()
-        if not line or line.startswith("#"):
-            continue
-        ev = json.loads(line)
+    for _, ev in read_log(SCRIPTS / script).events:
         r = registry.judge(state, ev)
-        if r.rejection is None and ev.get("type") not in ("undo", "note", "rejected"):
-            out.append(ev)
         if r.rejection is None:
             state = r.state
+            if ev.get("type") not in ("undo", "note", "rejected"):
+                out.append(ev)
     return out
-
-
-def depth(state) -> int:
-    n = 0
-    while state.prev is not None:
-        state, n = state.prev, n + 1
-    return n
 
 
 @pytest.mark.parametrize("game_id", sorted(GAMES))
@@ -49,14 +40,14 @@ def test_a_bounded_history_plays_the_same_game_and_undo_reaches_the_limit(game_i
         bounded = registry.judge(bounded, ev, undo_limit=limit).state
         assert registry.of_state(bounded).id == game_id
         assert bounded == full and bounded.events_applied == full.events_applied
-        assert min(i, limit) <= depth(bounded) <= 2 * limit
-        assert bounded.undo_depth == depth(bounded)
+        assert min(i, limit) <= undo_steps(bounded) <= 2 * limit
+        assert bounded.undo_depth == undo_steps(bounded)
     # `limit` undos give exactly the unbounded game's earlier positions
     for _ in range(limit):
         full = registry.judge(full, {"type": "undo"}).state
         bounded = registry.judge(bounded, {"type": "undo"}).state
         assert bounded == full
-    assert depth(full) > depth(bounded)  # the whole game keeps more
+    assert undo_steps(full) > undo_steps(bounded)  # the whole game keeps more
 
 
 @pytest.mark.parametrize("game_id", sorted(GAMES))
@@ -65,4 +56,4 @@ def test_no_limit_keeps_the_whole_game(game_id):
     state = registry.default().new_state()
     for ev in events:
         state = registry.judge(state, ev).state
-    assert depth(state) == len(events)
+    assert undo_steps(state) == len(events)

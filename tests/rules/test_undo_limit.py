@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+from game_builders import undo_steps
+
 from companion.rules.engine import apply, new_state, trim_undo
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "game-3p.jsonl"
@@ -21,13 +23,6 @@ def accepted() -> list[dict]:
     return out
 
 
-def depth(state) -> int:
-    n = 0
-    while state.prev is not None:
-        state, n = state.prev, n + 1
-    return n
-
-
 def test_a_bounded_history_plays_the_same_game_and_keeps_at_least_the_limit():
     events = accepted()
     assert len(events) >= 30
@@ -36,9 +31,9 @@ def test_a_bounded_history_plays_the_same_game_and_keeps_at_least_the_limit():
         full = apply(full, ev).state
         bounded = apply(bounded, ev, undo_limit=5).state
         assert bounded == full and bounded.events_applied == full.events_applied == i
-        assert min(i, 5) <= depth(bounded) <= 10
-        assert bounded.undo_depth == depth(bounded)
-    assert depth(full) == len(events)  # the default keeps the whole game
+        assert min(i, 5) <= undo_steps(bounded) <= 10
+        assert bounded.undo_depth == undo_steps(bounded)
+    assert undo_steps(full) == len(events)  # the default keeps the whole game
     # Undo walks back through the same positions as far as the bound reaches.
     a, b = full, bounded
     for _ in range(5):
@@ -64,5 +59,5 @@ def test_trimming_leaves_the_position_alone():
     for ev in accepted()[:20]:
         s = apply(s, ev).state
     t = trim_undo(s, 3)
-    assert t == s and depth(t) == 3 and t.events_applied == s.events_applied
+    assert t == s and undo_steps(t) == 3 and t.events_applied == s.events_applied
     assert trim_undo(t, 10) is t  # nothing older to let go

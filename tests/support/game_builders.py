@@ -53,3 +53,11 @@ def at_race(players: int = 2, first_cop: int = 0) -> GameState:
 
 def stages(state: GameState, upto: int = 3) -> GameState:
     return play(*({"type": "stage", "stage": k} for k in range(1, upto + 1)), state=state)
+
+
+def undo_steps(state: Any) -> int:
+    """How many undo steps lie behind a state (any game's): the length of its `prev` chain."""
+    n = 0
+    while state.prev is not None:
+        state, n = state.prev, n + 1
+    return n
