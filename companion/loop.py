@@ -532,19 +532,19 @@ class TableLoop:
         referee's tick (flash animations, the display), each inside its own boundary:
         a fault is announced once (until that hook works again) and the ticker goes
         on, so one broken hook never stills the display or the other hooks."""
-        failing: set[Any] = set()
-        tick = self.referee.on_tick
+        failing: set[Any] = set()  # the hooks whose fault was said
+        tick = self.referee.on_tick  # one bound method, so it can be told apart
         while True:
             await asyncio.sleep(self.tick_seconds)
-            for key, hook in [*((h, h) for h in self.tick_hooks), ("referee", tick)]:
+            for hook in (*self.tick_hooks, tick):
                 try:
                     hook()
                 except Exception as exc:
-                    if key not in failing:
-                        failing.add(key)
+                    if hook not in failing:
+                        failing.add(hook)
                         self.referee.tick_fault(exc)
                     continue
-                failing.discard(key)
+                failing.discard(hook)
 
     async def drain(self) -> None:
         """Wait until every posted event has been handled."""

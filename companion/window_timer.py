@@ -46,13 +46,7 @@ class WindowTimer:
 
     def check(self) -> None:
         """On each tick: start the timer when a window opens, close it when due. A
-        fault here is the referee's to announce, never the end of the ticker."""
-        try:
-            self._check()
-        except Exception as exc:
-            self.referee.internal_error(exc)
-
-    def _check(self) -> None:
+        fault here is the loop's ticker's to announce (once), never its end."""
         window = self.referee.game.timed_window(self.referee.state)
         if window is None:
             self._key = self._closed_key = None

@@ -69,3 +69,33 @@ def test_other_games_have_no_timed_window() -> None:
     now[0] = 100.0
     timer.check()
     assert posted == []
+
+
+def test_a_failing_window_is_said_once_by_the_ticker_and_the_table_goes_on() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from companion.loop import TableLoop
+
+    async def main() -> tuple[Referee, list[str]]:
+        ref = Referee()
+        faults: list[str] = []
+        ref.fault_hooks.append(faults.append)
+        table = TableLoop(ref, tick_seconds=0.002)
+        timer = WindowTimer(ref, table.post, 8.0)
+
+        def broken(state: Any) -> Any:
+            raise KeyError("window")
+
+        timer.referee = SimpleNamespace(game=SimpleNamespace(timed_window=broken), state=None)
+        table.tick_hooks.append(timer.check)
+        await table.start()
+        await asyncio.sleep(0.05)  # many ticks
+        table.post(NEW)
+        await table.drain()
+        await table.stop()
+        return ref, faults
+
+    ref, faults = asyncio.run(main())
+    assert faults == ["internal error (a tick): KeyError: 'window'"]
+    assert ref.state.phase != "no_game"  # the referee refereed on
