@@ -251,7 +251,6 @@ def _pick(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractState, l
             raise Rejected(f"pick: it is {_name(state, mover)}'s move", "wrong_seat")
         return replace(state, pick=None), [
             Output("announce", "pick", f"{_name(state, seat)} cancels the pick", seat)]
-    pawns = pick_order(mover, sorted({frm for frm, _ in legal_moves(state)}))
     if choose:
         if state.pick is None or state.pick[1]:
             raise Rejected("pick: no pawn picked to choose", "wrong_phase")
@@ -261,6 +260,7 @@ def _pick(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractState, l
             Output("announce", "pick", f"{frm.upper()} to {to.upper()}? Press for the next "
                    "cell; wait to play it", seat)]
     if state.pick is None or not state.pick[1]:
+        pawns = pick_order(mover, list({frm for frm, _ in legal_moves(state)}))
         frm = pawns[0] if state.pick is None else _next(pawns, state.pick[0])
         return replace(state, pick=(frm, "")), [
             Output("announce", "pick", f"{frm.upper()}? Press for the next pawn; wait to "

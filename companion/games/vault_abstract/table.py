@@ -180,7 +180,7 @@ def timed_window(state: AbstractState) -> tuple[Any, dict[str, Any], float] | No
     plays the move shown. Each press is a new window (the timer starts again)."""
     if state.phase != PLAYING or state.pick is None:
         return None
-    key = ("pick", len(state.moves), state.events_applied)
+    key = ("pick", state.events_applied)  # each press a new window
     frm, to = state.pick
     if to:
         return key, {"type": "move", "from": frm, "to": to}, d.PICK_SECONDS

@@ -166,20 +166,19 @@ def page_details(state: SolitaireState) -> dict[str, Any]:
     }
 
 
+def _five_pips(state: SolitaireState, pips: Any) -> bool:
+    """A roll is awaited and `pips` is one: five die values 1-6."""
+    return (state.phase == ROLL and isinstance(pips, list | tuple) and len(pips) == d.DICE
+            and all(isinstance(p, int) and not isinstance(p, bool) and 1 <= p <= 6
+                    for p in pips))
+
+
 def camera_advice(state: SolitaireState, pips: Any) -> str | None:
     """Five dice read by the camera: the helper's use of them (the table confirms with
     a `roll`); None when no roll is awaited or the reading is not five dice."""
-    if state.phase != ROLL or not isinstance(pips, list | tuple) or len(pips) != 5:
-        return None
-    if not all(isinstance(p, int) and 1 <= p <= 6 for p in pips):
+    if not _five_pips(state, pips):
         return None
     return f"Camera reads {' '.join(map(str, pips))}: " + helper.suggest(state, list(pips)).reason
-
-
-def _five_pips(state: SolitaireState, pips: Any) -> bool:
-    return (state.phase == ROLL and isinstance(pips, list | tuple) and len(pips) == 5
-            and all(isinstance(p, int) and not isinstance(p, bool) and 1 <= p <= 6
-                    for p in pips))
 
 
 def camera_event(state: SolitaireState, pips: Any) -> dict[str, Any] | None:
