@@ -42,9 +42,10 @@ async def shoot(browser, out: Path, name: str, script: str, n: int,
     log = GameLog(tmp / "game-1.jsonl", fsync=False)
     referee = Referee(log=log)
     table = TableLoop(referee)
-    table.tick_hooks.append(WindowTimer(referee, table.post, CHOOSE_SECONDS).check)
+    timer = WindowTimer(referee, table.post, CHOOSE_SECONDS)
+    table.tick_hooks.append(timer.check)
     await table.start()
-    server = await start_page(table, "127.0.0.1", 0, "2468")
+    server = await start_page(table, "127.0.0.1", 0, "2468", window_timer=timer)
     try:
         for _, ev in list(read_log(SCRIPTS / script).events)[:n]:
             await table.submit(ev)

@@ -181,6 +181,7 @@ class Appliance:
         self.table.before_submit.append(self._rotate_log_for_new_game)
         self.buttons: SeatButtons | None = None
         self.buzzers: BuzzerInput | None = None
+        self.window_timer: Any = None  # The Big Score's choosing window closed on its own
         self.lamps: Any = None
         self.bar: Any = None
         self.pico: Any = None
@@ -346,6 +347,7 @@ class Appliance:
             new_game_after_over=True,
             host=p.host,
             port=p.port,
+            window_timer=self.window_timer,
         )
         self.page.on_resume_choice = self.choose_resume
         try:

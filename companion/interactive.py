@@ -42,13 +42,13 @@ async def run_interactive(
     table.before_submit.append(lambda event: new_log_after_game_over(referee, event))
     await builder.start()
     buzzers, buttons, _ = builder.buttons(ButtonParts(pins=DEFAULT_PINS))
-    builder.window_timer(choose_seconds)
+    timer = builder.window_timer(choose_seconds)
     loop = asyncio.get_running_loop()
     server = None
     if page is not None:  # the table page, in this loop (companion.web)
         from companion.web.server import start_page
 
-        server = await start_page(table, *page, new_game_after_over=True)
+        server = await start_page(table, *page, new_game_after_over=True, window_timer=timer)
     cam = None
     if camera:  # one that will not open is said, and the referee goes on
         cam = builder.camera(CameraParts(camera, {"profile_dir": profile}), loop)

@@ -92,8 +92,8 @@ class PageServer:
         window_timer: Any = None,
     ) -> None:
         self.table = table
-        # The timed window's timer (companion.window_timer); None: the one among the
-        # table's tick hooks, if any.
+        # The timed window's timer (companion.window_timer), for the seconds left;
+        # None: no timer closes the windows (no seconds shown).
         self.window_timer = window_timer
         # Which player each paired device said it is: session token -> seat.
         self.claims: dict[str, int] = {}
@@ -242,22 +242,11 @@ class PageServer:
             payload["other_games"] = other_games()  # the page may start one of these
         return payload
 
-    def _timer(self) -> Any:
-        if self.window_timer is not None:
-            return self.window_timer
-        from companion.window_timer import WindowTimer
-
-        for hook in getattr(self.table, "tick_hooks", ()):
-            owner = getattr(hook, "__self__", None)
-            if isinstance(owner, WindowTimer):
-                return owner
-        return None
-
     def window(self) -> dict[str, Any] | None:
         """The open timed window (The Big Score's choosing): whole seconds left (rounded
         up: 0 only when it is closing) and its length; None when none is open or no
         timer closes it."""
-        timer = self._timer()
+        timer = self.window_timer
         if timer is None or self.referee.game.timed_window(self.referee.state) is None:
             return None
         left = timer.remaining()
@@ -619,6 +608,7 @@ async def start_page(
     pin: str | None = None,
     *,
     new_game_after_over: bool = False,
+    window_timer: Any = None,
 ) -> PageServer:
     """Serve the page for `table` (the sim's way): game logs listed from the log's
     folder, the address and PIN printed and shown among the referee's messages."""
@@ -632,6 +622,7 @@ async def start_page(
         new_game_after_over=new_game_after_over,
         host=host,
         port=port,
+        window_timer=window_timer,
     )
     await server.start()
     line = f"Table page {server.url} PIN {server.pairing.pin}"

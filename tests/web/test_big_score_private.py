@@ -60,7 +60,8 @@ async def table(tmp_path, seconds: float = 0.0, clock=None):
     timer = WindowTimer(referee, loop.post, seconds, clock=clock)
     loop.tick_hooks.append(timer.check)
     await loop.start()
-    server = PageServer(loop, pairing=Pairing(pin=PIN), log_dir=tmp_path, port=0)
+    server = PageServer(loop, pairing=Pairing(pin=PIN), log_dir=tmp_path, port=0,
+                        window_timer=timer)
     await server.start()
     devices: list[Device] = []
 
