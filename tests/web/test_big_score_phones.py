@@ -25,6 +25,22 @@ async def phone(t, browser):
     return context, page
 
 
+async def text_when(page, selector, ok, *, every=False, seconds=10.0):
+    """The text of `selector` once ok(text) holds, polled from Python: the page's CSP
+    forbids the string evaluation wait_for_function would poll with."""
+    text = ""
+    for _ in range(int(seconds / 0.05)):
+        if every:
+            texts = [await e.text_content() or "" for e in await page.query_selector_all(selector)]
+            text = " | ".join(texts)
+        else:
+            text = await page.text_content(selector) or ""
+        if ok(text):
+            return text
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{selector} never matched; last text {text!r}")
+
+
 def test_two_phones_choose_privately_then_both_see_the_reveal(tmp_path):
     executable = chromium_or_skip()
 
@@ -32,6 +48,7 @@ def test_two_phones_choose_privately_then_both_see_the_reveal(tmp_path):
         t = await Table().start(tmp_path / "game-1.jsonl")
         timer = WindowTimer(t.referee, t.table.post, 120)  # long: the phones close it
         t.table.tick_hooks.append(timer.check)
+        t.server.window_timer = timer  # the page's seconds left
         pw, browser = await launch(executable)
         try:
             ctx_a, ann = await phone(t, browser)
@@ -48,17 +65,14 @@ def test_two_phones_choose_privately_then_both_see_the_reveal(tmp_path):
                 assert await page.text_content("#my-choice h2") == f"{who}: Rob or Flee?"
                 # Only this player's two buttons: no other seat's, no closing the window.
                 assert await page.query_selector("[data-flee], [data-rob], #close-choices") is None
-                await page.wait_for_function(
-                    "document.querySelector('#my-choice [data-seconds-left]').textContent"
-                    ".endsWith(' s left')")
-                left = await page.text_content("#my-choice [data-seconds-left]")
+                left = await text_when(page, "#my-choice [data-seconds-left]",
+                                       lambda s: s.endswith(" s left"))
                 assert re.fullmatch(r"\d+ s left", left) and 0 < int(left.split()[0]) <= 120
             assert t.server.claims and sorted(t.server.claims.values()) == [0, 1]
 
             await ann.click("#my-flee")
             await ann.wait_for_selector("#my-waiting")
-            await bob.wait_for_function("[...document.querySelectorAll('td.name .tag')]"
-                                        ".some((e) => e.textContent === 'chosen')")
+            await text_when(bob, "td.name", lambda s: "chosen" in s, every=True)
             for page in (ann, bob):  # chosen, never what, on either screen
                 text = await page.text_content("body")
                 assert "flees" not in text and "robs" not in text
