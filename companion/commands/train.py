@@ -27,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
     train(args.out, seed=args.seed, root=args.photos, det_steps=args.det_steps,
           cls_steps=args.cls_steps, rendered=args.rendered, threads=args.threads,
           parts=tuple(args.part or ("det", "cls", "tune")),
-          log=lambda m: print(m, flush=True), init=args.init)
+          log=lambda m: print(m, flush=True), init=args.init,
+          cls_width=args.cls_width)
     return 0
 
 
@@ -43,6 +44,8 @@ def register(subparsers) -> None:
     p.add_argument("--part", action="append", choices=("det", "cls", "tune"),
                    help="train only this part (repeatable; default: det, cls, tune in turn; "
                         "det and cls may run as two processes at once, then tune)")
+    p.add_argument("--cls-width", type=float, default=1.0,
+                   help="classifier channel width multiplier (1: the committed model's)")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune the classifier from DIR/classifier.pt (a lower rate)")

@@ -4,10 +4,12 @@ Run time is ONNX Runtime (about 2-4x faster than OpenCV's DNN module here, measu
 by benchmarks/reader_accuracy.py --backends) or, when it is not installed, OpenCV's DNN
 module, on the two ONNX files under ``companion/data/models/`` (never torch).
 ``LearnedReader()(image)`` returns DieReadings (set "pip") like ``pips.read_pip_dice``.
-A die whose face the classifier is less sure of than ``face_threshold`` is "unknown";
-a box the classifier calls "not a die" is dropped. Thresholds and the detector's input
-size come from ``reader.json``, chosen on the validation splits by ``tune_thresholds``
-when the model was trained.
+A box is kept when the detector scores it at least ``det_threshold``, or at least
+``det_low_threshold`` and the classifier reads its face at least ``low_face_threshold``
+sure (a faint die read plainly); a die whose face the classifier is less sure of than
+``face_threshold`` is "unknown"; a box the classifier calls "not a die" is dropped.
+Thresholds and the detector's input size come from ``reader.json``, chosen on the
+validation splits by ``tune_thresholds`` when the model was trained.
 
 The classifier's embedding also reads symbol dice with few shots (``prototypes`` /
 ``nearest_prototype``): see ``companion.vision.fewshot``.
@@ -36,7 +38,8 @@ from companion.vision.types import UNKNOWN, DieReading
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "data" / "models"
 FACES = ("1", "2", "3", "4", "5", "6")
-DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_size": 416,
+DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": None,
+            "low_face_threshold": 1.0, "det_size": 416,
             "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32}
 
 
@@ -67,6 +70,10 @@ class LearnedReader:
                                    else meta["det_threshold"])
         self.face_threshold = float(face_threshold if face_threshold is not None
                                     else meta["face_threshold"])
+        # Faint boxes read plainly: none unless reader.json names them (older models).
+        low = meta["det_low_threshold"]
+        self.det_low_threshold = float(self.det_threshold if low is None else low)
+        self.low_face_threshold = float(meta["low_face_threshold"])
         self.det_size = int(det_size or meta["det_size"])
         # Scale-aware detection: the model was trained and tuned on frames whose longest
         # side is ``det_ref_side`` (640) seen at ``det_size``; a larger frame is seen at the
@@ -110,15 +117,27 @@ class LearnedReader:
         scaled = round(longest * self.det_size / max(1, self.det_ref_side))
         return max(self.det_size, min(self.det_max_side, scaled))
 
+    @property
+    def lowest_threshold(self) -> float:
+        """The lowest detector score a kept box may have (see ``keeps``)."""
+        return min(self.det_threshold, self.det_low_threshold)
+
+    def keeps(self, score: float, face_confidence: float) -> bool:
+        """Whether a box the detector scored ``score`` is kept, its face read this sure."""
+        return score >= self.det_threshold or (
+            score >= self.det_low_threshold and face_confidence >= self.low_face_threshold)
+
     def detect(self, image: np.ndarray, threshold: float | None = None
                ) -> list[tuple[float, float, float, float, float]]:
+        """Boxes (x0, y0, x1, y1, score) scored at least ``threshold`` (default: the
+        lowest a kept box may have; ``keeps`` then decides with the face read)."""
         blob, scale = letterbox(image, self.input_side(image))
         if self.backend == "onnxruntime":
             hm, wh = self._det_s.run(None, {"image": blob})
         else:
             self._det.setInput(blob)
             hm, wh = self._det.forward(["hm", "wh"])
-        thr = self.det_threshold if threshold is None else threshold
+        thr = self.lowest_threshold if threshold is None else threshold
         h, w = image.shape[:2]
         boxes = []
         for x0, y0, x1, y1, s in decode(hm, wh, scale, thr):
@@ -152,10 +171,13 @@ class LearnedReader:
         with self._lock:
             boxes = self.detect(image)
             probs, _ = self.classify(image, boxes)
-        return readings_from(boxes, probs, self.face_threshold)
+        return readings_from(boxes, probs, self.face_threshold, self.keeps)
 
 
-def readings_from(boxes, probs: np.ndarray, face_threshold: float) -> list[DieReading]:
+def readings_from(boxes, probs: np.ndarray, face_threshold: float,
+                  keeps: Callable[[float, float], bool] | None = None) -> list[DieReading]:
+    """Readings of the boxes the classifier does not call "not a die" and ``keeps``
+    (detector score, face confidence) keeps (all when None)."""
     out = []
     for b, p in zip(boxes, probs, strict=True):
         face_p = p[:NOT_A_DIE]
@@ -163,6 +185,8 @@ def readings_from(boxes, probs: np.ndarray, face_threshold: float) -> list[DieRe
         if p[NOT_A_DIE] > face_p[k]:
             continue  # the classifier says this box holds no die
         conf = float(face_p[k])
+        if keeps is not None and not keeps(float(b[4]), conf):
+            continue
         face = FACES[k] if conf >= face_threshold else UNKNOWN
         x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
         out.append(DieReading("pip", face, conf, (x0, y0, x1, y1),
@@ -199,9 +223,11 @@ def learned_reader(model_dir: str | Path | None = None) -> Callable[[np.ndarray]
 
 def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     wrong_cost: float = 10.0, sizes: tuple[int, ...] = (416, 512, 640),
-                    views: tuple[int, ...] = (1, 4)) -> dict:
-    """Pick the detector and face thresholds, input size and test-time views on the
-    validation splits only."""
+                    views: tuple[int, ...] = (1, 4),
+                    low_thresholds: tuple[float, ...] = (0.15, 0.2, 0.3),
+                    low_faces: tuple[float, ...] = (0.95, 0.97, 0.99)) -> dict:
+    """Pick the detector and face thresholds (and the faint-box rule), input size and
+    test-time views on the validation splits only."""
     from companion.vision import dice_photos
     from companion.vision.evaluate import PredictedDie, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
@@ -223,30 +249,37 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
             boxes = reader.detect(img, 0.1)
             probs, _ = reader.classify(img, boxes)
             cache.append((boxes, probs, dice))
-        for dt in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6):
-            for ft in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99):
-                scores, faces = [], []
-                for boxes, probs, dice in cache:
-                    keep = [i for i, b in enumerate(boxes) if b[4] >= dt]
-                    rs = readings_from([boxes[i] for i in keep], probs[keep], ft)
-                    preds = [PredictedDie(r.face, r.box, r.centre, r.confidence) for r in rs]
-                    scores.append(score_image(preds, dice))
-                    faces.extend(d.face for d in dice)
-                s = summarise(scores, [], faces)
-                # a confidently wrong face costs ``wrong_cost`` right ones; smaller input
-                # wins ties (speed)
-                key = (round(s.end_to_end - wrong_cost * s.wrong_share, 3), s.precision,
-                       -nviews, -size)
-                if best is None or key > best[0]:
-                    best = (key, dt, ft, s, size, nviews)
+        rules = [(dt, ft, low, lf)
+                 for dt in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
+                 for ft in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
+                 for low, lf in [(dt, 1.0)] + [(lo, f) for lo in low_thresholds if lo < dt
+                                               for f in low_faces if f >= ft]]
+        for dt, ft, low, lf in rules:
+            reader.det_threshold, reader.det_low_threshold = dt, low
+            reader.low_face_threshold = lf
+            scores, faces = [], []
+            for boxes, probs, dice in cache:
+                rs = readings_from(boxes, probs, ft, reader.keeps)
+                preds = [PredictedDie(r.face, r.box, r.centre, r.confidence) for r in rs]
+                scores.append(score_image(preds, dice))
+                faces.extend(d.face for d in dice)
+            s = summarise(scores, [], faces)
+            # a confidently wrong face costs ``wrong_cost`` right ones; smaller input
+            # wins ties (speed)
+            key = (round(s.end_to_end - wrong_cost * s.wrong_share, 3), s.precision,
+                   -nviews, -size)
+            if best is None or key > best[0]:
+                best = (key, dt, ft, s, size, nviews, low, lf)
         log(f"val at det_size {size} views {nviews}: best so far det {best[1]} face {best[2]} "
             f"size {best[4]} views {best[5]} end-to-end {best[3].end_to_end:.4f} "
             f"wrong {best[3].wrong_share:.4f}")
-    _, dt, ft, s, size, nviews = best
-    log(f"val: det_size {size} views {nviews} det_threshold {dt} face_threshold {ft}: precision "
+    _, dt, ft, s, size, nviews, low, lf = best
+    log(f"val: det_size {size} views {nviews} det_threshold {dt} face_threshold {ft} "
+        f"det_low_threshold {low} low_face_threshold {lf}: precision "
         f"{s.precision:.4f} recall {s.recall:.4f} end-to-end {s.end_to_end:.4f} wrong "
         f"{s.wrong_share:.4f}")
-    return {"det_threshold": dt, "face_threshold": ft, "det_size": size, "views": nviews,
+    return {"det_threshold": dt, "face_threshold": ft, "det_low_threshold": low,
+            "low_face_threshold": lf, "det_size": size, "views": nviews,
             "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                     "end_to_end": round(s.end_to_end, 4),
                     "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}

@@ -69,15 +69,17 @@ class Detector(nn.Module):
 
 class Classifier(nn.Module):
     """48x48 crop -> 7 logits + 64-number embedding; a stride-2 stem keeps it cheap
-    (~0.43M parameters, ~16M multiply-adds per crop)."""
+    (width 1: ~0.43M parameters, ~16M multiply-adds per crop; the channels scale with
+    ``width``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, width: float = 1.0) -> None:
         super().__init__()
+        c = [max(8, round(n * width / 8) * 8) for n in (24, 32, 48, 96, 128)]
         self.body = nn.Sequential(
-            _cbr(3, 24, 2), _cbr(24, 32), _cbr(32, 48, 2), _cbr(48, 48),
-            _cbr(48, 96, 2), _cbr(96, 96), _cbr(96, 128, 2), _cbr(128, 128),
+            _cbr(3, c[0], 2), _cbr(c[0], c[1]), _cbr(c[1], c[2], 2), _cbr(c[2], c[2]),
+            _cbr(c[2], c[3], 2), _cbr(c[3], c[3]), _cbr(c[3], c[4], 2), _cbr(c[4], c[4]),
         )
-        self.emb = nn.Linear(128, 64)
+        self.emb = nn.Linear(c[4], 64)
         self.out = nn.Linear(64, 7)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -298,10 +300,10 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
 
 
 def train_classifier(sources: list, weights: list[float], steps: int, batch: int, seed: int,
-                     log, init: Path | None = None) -> Classifier:
+                     log, init: Path | None = None, width: float = 1.0) -> Classifier:
     """From scratch, or fine-tuned from ``init`` (a classifier.pt) at a lower rate."""
     rng = np.random.default_rng(seed + 1)
-    model = Classifier()
+    model = Classifier(width)
     if init is not None:
         model.load_state_dict(torch.load(init, map_location="cpu"))
         log(f"classifier starts from {init}")
@@ -363,7 +365,7 @@ PARTS = ("det", "cls", "tune")
 def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           det_steps: int = 7000, cls_steps: int = 16000, rendered: int = 3000,
           threads: int = 1, parts: tuple[str, ...] = PARTS, log=print,
-          init: str | Path | None = None) -> Path:
+          init: str | Path | None = None, cls_width: float = 1.0) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls``, then
     ``--part tune``) and give the same model as one run."""
@@ -386,7 +388,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     if "cls" in parts:
         torch.manual_seed(seed + 1)
         cls = train_classifier([real, ren], [0.65, 0.35], cls_steps, CLS_BATCH, seed, log,
-                               init=Path(init) / "classifier.pt" if init else None)
+                               init=Path(init) / "classifier.pt" if init else None,
+                               width=cls_width)
         _export_cls(cls, out)
         torch.save(cls.state_dict(), out / "classifier.pt")
         log(f"classifier exported to {out} ({time.time() - t0:.0f}s)")
@@ -397,10 +400,16 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     meta = tune_thresholds(out, root=root, log=log)
     meta.update({"crop": CROP, "seed": seed, "det_steps": det_steps, "det_batch": DET_BATCH,
                  "det_crop": DET_CROP, "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
+                 "cls_width": cls_width,
                  "rendered": rendered, "train_sets": list(dice_photos.TRAIN_SETS),
                  "val_sets": list(dice_photos.VAL_SETS)})
     if init:
         meta["init"] = "fine-tuned from an earlier run's detector.pt / classifier.pt"
+    (out / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
+    from companion.vision.fewshot import tune_fewshot
+    from companion.vision.learned import LearnedReader
+
+    meta["fewshot"] = tune_fewshot(LearnedReader(out), root=root, log=log)
     (out / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
     log(f"done in {time.time() - t0:.0f}s: {out / 'reader.json'}")
     return out

@@ -205,3 +205,60 @@ def test_splits_are_source_disjoint():
     assert va and not tr & va
     held = {Path(m.key).name for m in dice_photos.load_set("table-test")}
     assert not held & {Path(m.key).name for m in dice_photos.load_set("table-train")}
+
+
+def _model_copy(tmp_path, **meta_changes):
+    import shutil
+
+    d = tmp_path / "model"
+    d.mkdir()
+    for name in ("detector.onnx", "classifier.onnx"):
+        shutil.copy(MODEL_DIR / name, d / name)
+    meta = json.loads((MODEL_DIR / "reader.json").read_text())
+    for key, value in meta_changes.items():
+        if value is None:
+            meta.pop(key, None)
+        else:
+            meta[key] = value
+    (d / "reader.json").write_text(json.dumps(meta))
+    return d
+
+
+@needs_model
+def test_a_faint_box_is_kept_only_when_its_face_reads_plainly(tmp_path):
+    from companion.vision.learned import readings_from
+
+    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.6, det_low_threshold=0.2,
+                                  low_face_threshold=0.95))
+    assert r.lowest_threshold == 0.2
+    plain = np.array([[0.97, 0.01, 0.01, 0.0, 0.0, 0.0, 0.01]], np.float32)
+    doubtful = np.array([[0.92, 0.03, 0.03, 0.0, 0.0, 0.0, 0.02]], np.float32)
+    faint, strong, below = (0, 0, 20, 20, 0.3), (0, 0, 20, 20, 0.7), (0, 0, 20, 20, 0.1)
+    assert [d.face for d in readings_from([faint], plain, 0.9, r.keeps)] == ["1"]
+    assert readings_from([faint], doubtful, 0.9, r.keeps) == []
+    assert [d.face for d in readings_from([strong], doubtful, 0.9, r.keeps)] == ["1"]
+    assert readings_from([below], plain, 0.9, r.keeps) == []
+
+
+@needs_model
+def test_an_older_reader_json_keeps_boxes_by_the_detector_threshold_alone(tmp_path):
+    # reader.json written before the faint-box rule: no det_low_threshold key
+    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.5, det_low_threshold=None,
+                                  low_face_threshold=None, fewshot=None))
+    assert r.lowest_threshold == 0.5
+    assert r.keeps(0.5, 0.0) and not r.keeps(0.49, 1.0)
+    from companion.vision.fewshot import DEFAULT_MARGIN, DEFAULT_SIMILARITY, thresholds_for
+
+    assert thresholds_for(r, 10) == (DEFAULT_SIMILARITY, DEFAULT_MARGIN)
+
+
+@needs_model
+def test_fewshot_thresholds_come_from_the_tuned_table(tmp_path):
+    from companion.vision.fewshot import thresholds_for
+
+    r = LearnedReader(_model_copy(tmp_path, fewshot={"1": [0.9, 0.15], "3": [0.8, 0.1],
+                                                     "10": [0.7, 0.2]}))
+    assert thresholds_for(r, 1) == (0.9, 0.15)
+    assert thresholds_for(r, 5) == (0.8, 0.1)  # the most shots not above 5
+    assert thresholds_for(r, 40) == (0.7, 0.2)
+    assert thresholds_for(r, 0) == (0.9, 0.15)  # fewer than any: the fewest
