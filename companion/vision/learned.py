@@ -40,7 +40,8 @@ MODEL_DIR = Path(__file__).resolve().parents[1] / "data" / "models"
 FACES = ("1", "2", "3", "4", "5", "6")
 DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": None,
             "low_face_threshold": 1.0, "det_size": 416,
-            "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32}
+            "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32,
+            "upright_weight": 0.0}
 
 
 class ModelMissing(RuntimeError):
@@ -84,6 +85,11 @@ class LearnedReader:
         # Test-time views: each crop is also read turned by 90/180/270 degrees (and
         # mirrored, for 8) and the probabilities averaged; a face's pips read the same.
         self.views = int(meta["views"])
+        # The upright classifier (classifier_upright.onnx, optional): trained keeping the
+        # photo's up, so in an oblique view it knows the top face from the sides; read on
+        # the crop as it is, its probabilities mixed in at ``upright_weight``.
+        up = d / "classifier_upright.onnx"
+        self.upright_weight = float(meta["upright_weight"]) if up.is_file() else 0.0
         self.crop_size = int(meta["crop"])  # the classifier's input side (px)
         self.backend = backend
         if backend in ("auto", "onnxruntime"):
@@ -102,12 +108,17 @@ class LearnedReader:
                 prov = ["CPUExecutionProvider"]
                 self._det_s = ort.InferenceSession(str(det), so, providers=prov)
                 self._cls_s = ort.InferenceSession(str(cls), so, providers=prov)
+                self._up_s = (ort.InferenceSession(str(up), so, providers=prov)
+                              if up.is_file() else None)
             shape = self._cls_s.get_inputs()[0].shape
             if isinstance(shape[-1], int):  # the network's own input side wins
                 self.crop_size = shape[-1]
         if self.backend == "opencv":
             self._det = cv2.dnn.readNetFromONNX(str(det))
             self._cls = cv2.dnn.readNetFromONNX(str(cls))
+            self._up = cv2.dnn.readNetFromONNX(str(up)) if up.is_file() else None
+        self._has_upright = up.is_file()
+        self._tuning_upright = False  # tune_thresholds: read it whatever its weight
         self._lock = threading.Lock()  # one forward at a time per network pair
 
     # -- the two stages
@@ -145,9 +156,19 @@ class LearnedReader:
         return boxes
 
     def classify(self, image: np.ndarray, boxes) -> tuple[np.ndarray, np.ndarray]:
-        """(probabilities N x 7, unit embeddings N x 64) for the dice in ``boxes``."""
+        """(probabilities N x 7, unit embeddings N x 64) for the dice in ``boxes``: the
+        turned views' mean, mixed with the upright classifier's at ``upright_weight``."""
+        probs, emb, upright = self.classify_both(image, boxes)
+        if upright is not None and self.upright_weight > 0:
+            probs = (1 - self.upright_weight) * probs + self.upright_weight * upright
+        return probs, emb
+
+    def classify_both(self, image: np.ndarray, boxes
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The turned-views classifier's probabilities and embeddings, and the upright
+        classifier's probabilities (None without one, or when its weight is 0)."""
         if len(boxes) == 0:
-            return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32)
+            return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32), None
         crops = [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
                       max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN, size=self.crop_size)
                  for b in boxes]
@@ -157,15 +178,24 @@ class LearnedReader:
             turned = [np.ascontiguousarray(np.rot90(c, v % 4)) for c in crops]
             views.extend([np.ascontiguousarray(c[:, ::-1]) for c in turned] if v >= 4
                          else turned)
-        if self.backend == "onnxruntime":
-            logits, emb = self._cls_s.run(None, {"crops": crops_blob(views)})
-        else:
-            self._cls.setInput(crops_blob(views))
-            logits, emb = self._cls.forward(["logits", "embedding"])
+        logits, emb = self._forward("cls", crops_blob(views))
         probs = _softmax(logits).reshape(-1, n, logits.shape[1]).mean(axis=0)
         emb = emb.reshape(-1, n, emb.shape[1]).mean(axis=0)
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-6)
-        return probs, emb
+        upright = None
+        if self.upright_weight > 0 or self._tuning_upright:
+            upright = _softmax(self._forward("up", crops_blob(crops))[0])
+        return probs, emb, upright
+
+    def _forward(self, which: str, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.backend == "onnxruntime":
+            session = self._cls_s if which == "cls" else self._up_s
+            logits, emb = session.run(None, {"crops": blob})
+        else:
+            net = self._cls if which == "cls" else self._up
+            net.setInput(blob)
+            logits, emb = net.forward(["logits", "embedding"])
+        return logits, emb
 
     def __call__(self, image: np.ndarray) -> list[DieReading]:
         with self._lock:
@@ -225,7 +255,8 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     wrong_cost: float = 10.0, sizes: tuple[int, ...] = (416, 512, 640),
                     views: tuple[int, ...] = (1, 4),
                     low_thresholds: tuple[float, ...] = (0.15, 0.2, 0.3),
-                    low_faces: tuple[float, ...] = (0.95, 0.97, 0.99)) -> dict:
+                    low_faces: tuple[float, ...] = (0.95, 0.97, 0.99),
+                    upright_weights: tuple[float, ...] = (0.0, 0.3, 0.5, 0.7, 1.0)) -> dict:
     """Pick the detector and face thresholds (and the faint-box rule), input size and
     test-time views on the validation splits only."""
     from companion.vision import dice_photos
@@ -233,6 +264,8 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     from companion.vision.frames import FrameUnreadable, load_image
 
     reader = LearnedReader(model_dir, det_threshold=0.1)
+    reader._tuning_upright = reader._has_upright
+    mixes = upright_weights if reader._has_upright else (0.0,)
     val = []
     for name in dice_photos.VAL_SETS:
         for m in dice_photos.load_set(name, root):
@@ -247,18 +280,21 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
         cache = []
         for img, dice in val:
             boxes = reader.detect(img, 0.1)
-            probs, _ = reader.classify(img, boxes)
-            cache.append((boxes, probs, dice))
-        rules = [(dt, ft, low, lf)
+            probs, _, upright = reader.classify_both(img, boxes)
+            cache.append((boxes, probs, upright, dice))
+        rules = [(mix, dt, ft, low, lf)
+                 for mix in mixes
                  for dt in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
                  for ft in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
                  for low, lf in [(dt, 1.0)] + [(lo, f) for lo in low_thresholds if lo < dt
                                                for f in low_faces if f >= ft]]
-        for dt, ft, low, lf in rules:
+        for mix, dt, ft, low, lf in rules:
             reader.det_threshold, reader.det_low_threshold = dt, low
             reader.low_face_threshold = lf
             scores, faces = [], []
-            for boxes, probs, dice in cache:
+            for boxes, probs, upright, dice in cache:
+                if upright is not None:
+                    probs = (1 - mix) * probs + mix * upright
                 rs = readings_from(boxes, probs, ft, reader.keeps)
                 preds = [PredictedDie(r.face, r.box, r.centre, r.confidence) for r in rs]
                 scores.append(score_image(preds, dice))
@@ -267,19 +303,20 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
             # a confidently wrong face costs ``wrong_cost`` right ones; smaller input
             # wins ties (speed)
             key = (round(s.end_to_end - wrong_cost * s.wrong_share, 3), s.precision,
-                   -nviews, -size)
+                   -nviews, -size, -mix)
             if best is None or key > best[0]:
-                best = (key, dt, ft, s, size, nviews, low, lf)
+                best = (key, dt, ft, s, size, nviews, low, lf, mix)
         log(f"val at det_size {size} views {nviews}: best so far det {best[1]} face {best[2]} "
             f"size {best[4]} views {best[5]} end-to-end {best[3].end_to_end:.4f} "
             f"wrong {best[3].wrong_share:.4f}")
-    _, dt, ft, s, size, nviews, low, lf = best
-    log(f"val: det_size {size} views {nviews} det_threshold {dt} face_threshold {ft} "
-        f"det_low_threshold {low} low_face_threshold {lf}: precision "
+    _, dt, ft, s, size, nviews, low, lf, mix = best
+    log(f"val: det_size {size} views {nviews} upright_weight {mix} det_threshold {dt} "
+        f"face_threshold {ft} det_low_threshold {low} low_face_threshold {lf}: precision "
         f"{s.precision:.4f} recall {s.recall:.4f} end-to-end {s.end_to_end:.4f} wrong "
         f"{s.wrong_share:.4f}")
     return {"det_threshold": dt, "face_threshold": ft, "det_low_threshold": low,
             "low_face_threshold": lf, "det_size": size, "views": nviews,
+            "upright_weight": mix,
             "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                     "end_to_end": round(s.end_to_end, 4),
                     "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}
