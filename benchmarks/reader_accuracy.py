@@ -43,8 +43,9 @@ def row(name: str, reader_name: str, s) -> str:
 
 def misses(reader, items) -> str:
     """Where each labelled die is lost: no detector peak at all (heat >= 0.02 near it),
-    a peak below the detector threshold, a box the classifier calls "not a die"; and of
-    the dice read, face right / unknown / confidently wrong."""
+    a peak below the detector threshold (and not a faint box read plainly), a box the
+    classifier calls "not a die"; and of the dice read, face right / unknown /
+    confidently wrong."""
     from companion.vision.evaluate import PredictedDie, match
     from companion.vision.learned import FACES
     from companion.vision.learned_model import NOT_A_DIE
@@ -63,11 +64,11 @@ def misses(reader, items) -> str:
             if pi is None:
                 no_peak += 1
                 continue
-            if boxes[pi][4] < reader.det_threshold:
-                low += 1
-                continue
             p = probs[pi]
             k = int(p[:NOT_A_DIE].argmax())
+            if not reader.keeps(boxes[pi][4], float(p[k])):
+                low += 1  # below the detector threshold, and not a faint box read plainly
+                continue
             if p[NOT_A_DIE] > p[k]:
                 not_die += 1
             elif p[k] < reader.face_threshold:
@@ -111,7 +112,8 @@ def main() -> int:
 
     learned = LearnedReader(args.model, threads=1)
     print(f"model: {args.model or 'companion/data/models'} thresholds det "
-          f"{learned.det_threshold} face {learned.face_threshold}; one OpenCV thread\n")
+          f"{learned.det_threshold} (faint boxes from {learned.det_low_threshold} read at "
+          f"{learned.low_face_threshold}) face {learned.face_threshold}; one thread\n")
     print("| set | reader | dice | precision | recall | face acc. | end-to-end | unknown | "
           "conf. wrong | ms/image |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -26,8 +26,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     train(args.out, seed=args.seed, root=args.photos, det_steps=args.det_steps,
           cls_steps=args.cls_steps, rendered=args.rendered, threads=args.threads,
-          parts=tuple(args.part or ("det", "cls", "tune")),
-          log=lambda m: print(m, flush=True), init=args.init)
+          parts=tuple(args.part or ("det", "cls", "cls-upright", "tune")),
+          log=lambda m: print(m, flush=True), init=args.init,
+          cls_width=args.cls_width, upright_steps=args.upright_steps)
     return 0
 
 
@@ -40,9 +41,15 @@ def register(subparsers) -> None:
     p.add_argument("--photos", default=None, help="photo sets root (default: ../shared/...)")
     p.add_argument("--det-steps", type=int, default=7000)
     p.add_argument("--cls-steps", type=int, default=16000)
-    p.add_argument("--part", action="append", choices=("det", "cls", "tune"),
-                   help="train only this part (repeatable; default: det, cls, tune in turn; "
-                        "det and cls may run as two processes at once, then tune)")
+    p.add_argument("--part", action="append", choices=("det", "cls", "cls-upright", "tune"),
+                   help="train only this part (repeatable; default: det, cls, cls-upright, "
+                        "tune in turn; the first three may run as processes at once, then "
+                        "tune)")
+    p.add_argument("--cls-width", type=float, default=1.0,
+                   help="classifier channel width multiplier (1: the committed model's)")
+    p.add_argument("--upright-steps", type=int, default=14000,
+                   help="steps of the upright classifier (part cls-upright: its crops keep "
+                        "the photo's up, so an oblique view's top face stays above its sides)")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune the classifier from DIR/classifier.pt (a lower rate)")

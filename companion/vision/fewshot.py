@@ -6,7 +6,9 @@ classifier's embedding and keeps the mean per face: one prototype per face name.
 ``FewShotReader`` finds dice with the learned detector and gives each the face of the
 nearest prototype (cosine similarity); no pip counting is involved, the face names are
 just labels (any symbol names work the same way). A die is "unknown" when the best
-similarity is below ``min_similarity`` or the runner-up is within ``min_margin``.
+similarity is below ``min_similarity`` or the runner-up is within ``min_margin``; the
+two are chosen per number of shots on the validation splits (``tune_fewshot``, kept in
+the model's reader.json) and written into each profile.
 
 Stored in a calibration profile directory as ``prototypes.json``, referred to from
 ``profile.toml``'s optional ``[learned]`` table (profile format 1, extended: older
@@ -27,6 +29,9 @@ from companion.vision.types import UNKNOWN, DieReading
 
 PROTOTYPES_FILE = "prototypes.json"
 FEWSHOT_FORMAT = 1
+# Unknown below this similarity or within this margin of the runner-up, when the model
+# has no tuned table (reader.json ``fewshot``).
+DEFAULT_SIMILARITY, DEFAULT_MARGIN = 0.5, 0.05
 
 
 class FewShotError(ValueError):
@@ -74,8 +79,102 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
             protos[face] = (p / max(1e-6, float(np.linalg.norm(p)))).round(6).tolist()
     if len(protos) < 2:
         raise FewShotError("need labelled dice of at least two faces to calibrate")
+    sim, margin = thresholds_for(reader, shots)
     return {"format": FEWSHOT_FORMAT, "shots": shots, "seed": seed, "prototypes": protos,
-            "min_similarity": 0.5, "min_margin": 0.05, "shot_images": used}
+            "min_similarity": sim, "min_margin": margin, "shot_images": used}
+
+
+def thresholds_for(reader: LearnedReader, shots: int) -> tuple[float, float]:
+    """(min_similarity, min_margin) for prototypes of ``shots`` views per face: the
+    model's ``fewshot`` table in reader.json (chosen on the validation splits by
+    ``tune_fewshot``; the entry of the most shots not above ``shots``), else 0.5, 0.05."""
+    table = reader.meta.get("fewshot") or {}
+    fits = sorted((int(n), v) for n, v in table.items() if int(n) <= shots)
+    if not fits:
+        fits = sorted((int(n), v) for n, v in table.items())[:1]
+    if not fits:
+        return DEFAULT_SIMILARITY, DEFAULT_MARGIN
+    sim, margin = fits[-1][1]
+    return float(sim), float(margin)
+
+
+def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
+                  protos: np.ndarray, min_similarity: float, min_margin: float,
+                  dice_set: str = "pip") -> list[DieReading]:
+    """Each box the classifier does not call "not a die", read as the face of the nearest
+    prototype, or "unknown" (best similarity below ``min_similarity``, or the runner-up
+    within ``min_margin``)."""
+    out = []
+    for b, p, e in zip(boxes, probs, emb, strict=True):
+        if p[-1] > p[:-1].max():
+            continue  # not a die
+        sims = protos @ e
+        order = np.argsort(-sims)
+        best = float(sims[order[0]])
+        second = float(sims[order[1]]) if len(order) > 1 else -1.0
+        ok = best >= min_similarity and best - second >= min_margin
+        face = faces[int(order[0])] if ok else UNKNOWN
+        x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
+        out.append(DieReading(dice_set, face, max(0.0, best), (x0, y0, x1, y1),
+                              ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)))
+    return out
+
+
+FEWSHOT_TUNING = (("table-train", "table-val"), ("trays-train", "trays-val"))
+
+
+def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (1, 3, 10),
+                 seeds: int = 3, wrong_cost: float = 10.0, log=print) -> dict[str, list[float]]:
+    """Choose (min_similarity, min_margin) per number of shots on the validation splits
+    only: prototypes from a set's train split, read on its validation split, scored as
+    end-to-end minus ``wrong_cost`` x confidently wrong over ``seeds`` draws."""
+    from companion.vision import dice_photos
+    from companion.vision.evaluate import PredictedDie, score_image, summarise
+    from companion.vision.frames import FrameUnreadable, load_image
+
+    cached = []  # (source manifest, [(boxes, probs, emb, labels)])
+    for src, val in FEWSHOT_TUNING:
+        rows = []
+        for m in dice_photos.load_set(val, root):
+            try:
+                img = load_image(m.path)
+            except FrameUnreadable:
+                continue
+            boxes = reader.detect(img, reader.det_threshold)
+            probs, emb = reader.classify(img, boxes)
+            rows.append((boxes, probs, emb, m.dice))
+        cached.append((dice_photos.load_set(src, root), rows))
+    sims = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97)
+    margins = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+    chosen: dict[str, list[float]] = {}
+    for n in shots:
+        runs = []
+        for source, rows in cached:
+            for seed in range(seeds):
+                data = build_prototypes(source, n, seed=seed, reader=reader)
+                faces = list(data["prototypes"])
+                protos = np.array([data["prototypes"][f] for f in faces], np.float32)
+                runs.append((faces, protos, rows))
+        best = None
+        for sim in sims:
+            for margin in margins:
+                scores, labelled = [], []
+                for faces, protos, rows in runs:
+                    for boxes, probs, emb, dice in rows:
+                        rs = nearest_faces(boxes, probs, emb, faces, protos, sim, margin)
+                        preds = [PredictedDie(r.face, r.box, r.centre, r.confidence)
+                                 for r in rs]
+                        scores.append(score_image(preds, dice))
+                        labelled.extend(d.face for d in dice)
+                s = summarise(scores, [], labelled)
+                key = (round(s.end_to_end - wrong_cost * s.wrong_share, 4), sim, margin)
+                if best is None or key > best[0]:
+                    best = (key, sim, margin, s)
+        _, sim, margin, s = best
+        log(f"few-shot N={n}: min_similarity {sim} min_margin {margin}: end-to-end "
+            f"{s.end_to_end:.4f} wrong {s.wrong_share:.4f} (validation, {seeds} draws)")
+        chosen[str(n)] = [sim, margin]
+    return chosen
 
 
 def save_fewshot(data: dict, directory: str | Path, name: str | None = None) -> Path:
@@ -127,24 +226,14 @@ class FewShotReader:
         self.reader = reader or LearnedReader(model_dir)
         self.faces = list(data["prototypes"])
         self.protos = np.array([data["prototypes"][f] for f in self.faces], np.float32)
-        self.min_similarity = float(data.get("min_similarity", 0.5))
-        self.min_margin = float(data.get("min_margin", 0.05))
+        self.min_similarity = float(data.get("min_similarity", DEFAULT_SIMILARITY))
+        self.min_margin = float(data.get("min_margin", DEFAULT_MARGIN))
         self.dice_set = dice_set
 
     def __call__(self, image: np.ndarray) -> list[DieReading]:
-        boxes = self.reader.detect(image)
+        # the detector's own threshold: the faint-box rule asks the pip classifier's
+        # face confidence, which says nothing of a symbol die
+        boxes = self.reader.detect(image, self.reader.det_threshold)
         probs, emb = self.reader.classify(image, boxes)
-        out = []
-        for b, p, e in zip(boxes, probs, emb, strict=True):
-            if p[-1] > p[:-1].max():
-                continue  # not a die
-            sims = self.protos @ e
-            order = np.argsort(-sims)
-            best = float(sims[order[0]])
-            second = float(sims[order[1]]) if len(order) > 1 else -1.0
-            ok = best >= self.min_similarity and best - second >= self.min_margin
-            face = self.faces[int(order[0])] if ok else UNKNOWN
-            x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
-            out.append(DieReading(self.dice_set, face, max(0.0, best), (x0, y0, x1, y1),
-                                  ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)))
-        return out
+        return nearest_faces(boxes, probs, emb, self.faces, self.protos,
+                             self.min_similarity, self.min_margin, self.dice_set)

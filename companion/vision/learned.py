@@ -4,10 +4,12 @@ Run time is ONNX Runtime (about 2-4x faster than OpenCV's DNN module here, measu
 by benchmarks/reader_accuracy.py --backends) or, when it is not installed, OpenCV's DNN
 module, on the two ONNX files under ``companion/data/models/`` (never torch).
 ``LearnedReader()(image)`` returns DieReadings (set "pip") like ``pips.read_pip_dice``.
-A die whose face the classifier is less sure of than ``face_threshold`` is "unknown";
-a box the classifier calls "not a die" is dropped. Thresholds and the detector's input
-size come from ``reader.json``, chosen on the validation splits by ``tune_thresholds``
-when the model was trained.
+A box is kept when the detector scores it at least ``det_threshold``, or at least
+``det_low_threshold`` and the classifier reads its face at least ``low_face_threshold``
+sure (a faint die read plainly); a die whose face the classifier is less sure of than
+``face_threshold`` is "unknown"; a box the classifier calls "not a die" is dropped.
+Thresholds and the detector's input size come from ``reader.json``, chosen on the
+validation splits by ``tune_thresholds`` when the model was trained.
 
 The classifier's embedding also reads symbol dice with few shots (``prototypes`` /
 ``nearest_prototype``): see ``companion.vision.fewshot``.
@@ -36,8 +38,10 @@ from companion.vision.types import UNKNOWN, DieReading
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "data" / "models"
 FACES = ("1", "2", "3", "4", "5", "6")
-DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_size": 416,
-            "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32}
+DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": None,
+            "low_face_threshold": 1.0, "det_size": 416,
+            "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32,
+            "upright_weight": 0.0}
 
 
 class ModelMissing(RuntimeError):
@@ -67,6 +71,10 @@ class LearnedReader:
                                    else meta["det_threshold"])
         self.face_threshold = float(face_threshold if face_threshold is not None
                                     else meta["face_threshold"])
+        # Faint boxes read plainly: none unless reader.json names them (older models).
+        low = meta["det_low_threshold"]
+        self.det_low_threshold = float(self.det_threshold if low is None else low)
+        self.low_face_threshold = float(meta["low_face_threshold"])
         self.det_size = int(det_size or meta["det_size"])
         # Scale-aware detection: the model was trained and tuned on frames whose longest
         # side is ``det_ref_side`` (640) seen at ``det_size``; a larger frame is seen at the
@@ -77,6 +85,11 @@ class LearnedReader:
         # Test-time views: each crop is also read turned by 90/180/270 degrees (and
         # mirrored, for 8) and the probabilities averaged; a face's pips read the same.
         self.views = int(meta["views"])
+        # The upright classifier (classifier_upright.onnx, optional): trained keeping the
+        # photo's up, so in an oblique view it knows the top face from the sides; read on
+        # the crop as it is, its probabilities mixed in at ``upright_weight``.
+        up = d / "classifier_upright.onnx"
+        self.upright_weight = float(meta["upright_weight"]) if up.is_file() else 0.0
         self.crop_size = int(meta["crop"])  # the classifier's input side (px)
         self.backend = backend
         if backend in ("auto", "onnxruntime"):
@@ -95,12 +108,17 @@ class LearnedReader:
                 prov = ["CPUExecutionProvider"]
                 self._det_s = ort.InferenceSession(str(det), so, providers=prov)
                 self._cls_s = ort.InferenceSession(str(cls), so, providers=prov)
+                self._up_s = (ort.InferenceSession(str(up), so, providers=prov)
+                              if up.is_file() else None)
             shape = self._cls_s.get_inputs()[0].shape
             if isinstance(shape[-1], int):  # the network's own input side wins
                 self.crop_size = shape[-1]
         if self.backend == "opencv":
             self._det = cv2.dnn.readNetFromONNX(str(det))
             self._cls = cv2.dnn.readNetFromONNX(str(cls))
+            self._up = cv2.dnn.readNetFromONNX(str(up)) if up.is_file() else None
+        self._has_upright = up.is_file()
+        self._tuning_upright = False  # tune_thresholds: read it whatever its weight
         self._lock = threading.Lock()  # one forward at a time per network pair
 
     # -- the two stages
@@ -110,15 +128,27 @@ class LearnedReader:
         scaled = round(longest * self.det_size / max(1, self.det_ref_side))
         return max(self.det_size, min(self.det_max_side, scaled))
 
+    @property
+    def lowest_threshold(self) -> float:
+        """The lowest detector score a kept box may have (see ``keeps``)."""
+        return min(self.det_threshold, self.det_low_threshold)
+
+    def keeps(self, score: float, face_confidence: float) -> bool:
+        """Whether a box the detector scored ``score`` is kept, its face read this sure."""
+        return score >= self.det_threshold or (
+            score >= self.det_low_threshold and face_confidence >= self.low_face_threshold)
+
     def detect(self, image: np.ndarray, threshold: float | None = None
                ) -> list[tuple[float, float, float, float, float]]:
+        """Boxes (x0, y0, x1, y1, score) scored at least ``threshold`` (default: the
+        lowest a kept box may have; ``keeps`` then decides with the face read)."""
         blob, scale = letterbox(image, self.input_side(image))
         if self.backend == "onnxruntime":
             hm, wh = self._det_s.run(None, {"image": blob})
         else:
             self._det.setInput(blob)
             hm, wh = self._det.forward(["hm", "wh"])
-        thr = self.det_threshold if threshold is None else threshold
+        thr = self.lowest_threshold if threshold is None else threshold
         h, w = image.shape[:2]
         boxes = []
         for x0, y0, x1, y1, s in decode(hm, wh, scale, thr):
@@ -126,9 +156,19 @@ class LearnedReader:
         return boxes
 
     def classify(self, image: np.ndarray, boxes) -> tuple[np.ndarray, np.ndarray]:
-        """(probabilities N x 7, unit embeddings N x 64) for the dice in ``boxes``."""
+        """(probabilities N x 7, unit embeddings N x 64) for the dice in ``boxes``: the
+        turned views' mean, mixed with the upright classifier's at ``upright_weight``."""
+        probs, emb, upright = self.classify_both(image, boxes)
+        if upright is not None and self.upright_weight > 0:
+            probs = (1 - self.upright_weight) * probs + self.upright_weight * upright
+        return probs, emb
+
+    def classify_both(self, image: np.ndarray, boxes
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The turned-views classifier's probabilities and embeddings, and the upright
+        classifier's probabilities (None without one, or when its weight is 0)."""
         if len(boxes) == 0:
-            return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32)
+            return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32), None
         crops = [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
                       max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN, size=self.crop_size)
                  for b in boxes]
@@ -138,24 +178,36 @@ class LearnedReader:
             turned = [np.ascontiguousarray(np.rot90(c, v % 4)) for c in crops]
             views.extend([np.ascontiguousarray(c[:, ::-1]) for c in turned] if v >= 4
                          else turned)
-        if self.backend == "onnxruntime":
-            logits, emb = self._cls_s.run(None, {"crops": crops_blob(views)})
-        else:
-            self._cls.setInput(crops_blob(views))
-            logits, emb = self._cls.forward(["logits", "embedding"])
+        logits, emb = self._forward("cls", crops_blob(views))
         probs = _softmax(logits).reshape(-1, n, logits.shape[1]).mean(axis=0)
         emb = emb.reshape(-1, n, emb.shape[1]).mean(axis=0)
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-6)
-        return probs, emb
+        upright = None
+        if self.upright_weight > 0 or self._tuning_upright:
+            upright = _softmax(self._forward("up", crops_blob(crops))[0])
+        return probs, emb, upright
+
+    def _forward(self, which: str, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.backend == "onnxruntime":
+            session = self._cls_s if which == "cls" else self._up_s
+            logits, emb = session.run(None, {"crops": blob})
+        else:
+            net = self._cls if which == "cls" else self._up
+            net.setInput(blob)
+            logits, emb = net.forward(["logits", "embedding"])
+        return logits, emb
 
     def __call__(self, image: np.ndarray) -> list[DieReading]:
         with self._lock:
             boxes = self.detect(image)
             probs, _ = self.classify(image, boxes)
-        return readings_from(boxes, probs, self.face_threshold)
+        return readings_from(boxes, probs, self.face_threshold, self.keeps)
 
 
-def readings_from(boxes, probs: np.ndarray, face_threshold: float) -> list[DieReading]:
+def readings_from(boxes, probs: np.ndarray, face_threshold: float,
+                  keeps: Callable[[float, float], bool] | None = None) -> list[DieReading]:
+    """Readings of the boxes the classifier does not call "not a die" and ``keeps``
+    (detector score, face confidence) keeps (all when None)."""
     out = []
     for b, p in zip(boxes, probs, strict=True):
         face_p = p[:NOT_A_DIE]
@@ -163,6 +215,8 @@ def readings_from(boxes, probs: np.ndarray, face_threshold: float) -> list[DieRe
         if p[NOT_A_DIE] > face_p[k]:
             continue  # the classifier says this box holds no die
         conf = float(face_p[k])
+        if keeps is not None and not keeps(float(b[4]), conf):
+            continue
         face = FACES[k] if conf >= face_threshold else UNKNOWN
         x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
         out.append(DieReading("pip", face, conf, (x0, y0, x1, y1),
@@ -199,14 +253,19 @@ def learned_reader(model_dir: str | Path | None = None) -> Callable[[np.ndarray]
 
 def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     wrong_cost: float = 10.0, sizes: tuple[int, ...] = (416, 512, 640),
-                    views: tuple[int, ...] = (1, 4)) -> dict:
-    """Pick the detector and face thresholds, input size and test-time views on the
-    validation splits only."""
+                    views: tuple[int, ...] = (1, 4),
+                    low_thresholds: tuple[float, ...] = (0.15, 0.2, 0.3),
+                    low_faces: tuple[float, ...] = (0.95, 0.97, 0.99),
+                    upright_weights: tuple[float, ...] = (0.0, 0.3, 0.5, 0.7, 1.0)) -> dict:
+    """Pick the detector and face thresholds (and the faint-box rule), input size and
+    test-time views on the validation splits only."""
     from companion.vision import dice_photos
     from companion.vision.evaluate import PredictedDie, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
 
     reader = LearnedReader(model_dir, det_threshold=0.1)
+    reader._tuning_upright = reader._has_upright
+    mixes = upright_weights if reader._has_upright else (0.0,)
     val = []
     for name in dice_photos.VAL_SETS:
         for m in dice_photos.load_set(name, root):
@@ -221,32 +280,43 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
         cache = []
         for img, dice in val:
             boxes = reader.detect(img, 0.1)
-            probs, _ = reader.classify(img, boxes)
-            cache.append((boxes, probs, dice))
-        for dt in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6):
-            for ft in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99):
-                scores, faces = [], []
-                for boxes, probs, dice in cache:
-                    keep = [i for i, b in enumerate(boxes) if b[4] >= dt]
-                    rs = readings_from([boxes[i] for i in keep], probs[keep], ft)
-                    preds = [PredictedDie(r.face, r.box, r.centre, r.confidence) for r in rs]
-                    scores.append(score_image(preds, dice))
-                    faces.extend(d.face for d in dice)
-                s = summarise(scores, [], faces)
-                # a confidently wrong face costs ``wrong_cost`` right ones; smaller input
-                # wins ties (speed)
-                key = (round(s.end_to_end - wrong_cost * s.wrong_share, 3), s.precision,
-                       -nviews, -size)
-                if best is None or key > best[0]:
-                    best = (key, dt, ft, s, size, nviews)
+            probs, _, upright = reader.classify_both(img, boxes)
+            cache.append((boxes, probs, upright, dice))
+        rules = [(mix, dt, ft, low, lf)
+                 for mix in mixes
+                 for dt in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
+                 for ft in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
+                 for low, lf in [(dt, 1.0)] + [(lo, f) for lo in low_thresholds if lo < dt
+                                               for f in low_faces if f >= ft]]
+        for mix, dt, ft, low, lf in rules:
+            reader.det_threshold, reader.det_low_threshold = dt, low
+            reader.low_face_threshold = lf
+            scores, faces = [], []
+            for boxes, probs, upright, dice in cache:
+                if upright is not None:
+                    probs = (1 - mix) * probs + mix * upright
+                rs = readings_from(boxes, probs, ft, reader.keeps)
+                preds = [PredictedDie(r.face, r.box, r.centre, r.confidence) for r in rs]
+                scores.append(score_image(preds, dice))
+                faces.extend(d.face for d in dice)
+            s = summarise(scores, [], faces)
+            # a confidently wrong face costs ``wrong_cost`` right ones; smaller input
+            # wins ties (speed)
+            key = (round(s.end_to_end - wrong_cost * s.wrong_share, 3), s.precision,
+                   -nviews, -size, -mix)
+            if best is None or key > best[0]:
+                best = (key, dt, ft, s, size, nviews, low, lf, mix)
         log(f"val at det_size {size} views {nviews}: best so far det {best[1]} face {best[2]} "
             f"size {best[4]} views {best[5]} end-to-end {best[3].end_to_end:.4f} "
             f"wrong {best[3].wrong_share:.4f}")
-    _, dt, ft, s, size, nviews = best
-    log(f"val: det_size {size} views {nviews} det_threshold {dt} face_threshold {ft}: precision "
+    _, dt, ft, s, size, nviews, low, lf, mix = best
+    log(f"val: det_size {size} views {nviews} upright_weight {mix} det_threshold {dt} "
+        f"face_threshold {ft} det_low_threshold {low} low_face_threshold {lf}: precision "
         f"{s.precision:.4f} recall {s.recall:.4f} end-to-end {s.end_to_end:.4f} wrong "
         f"{s.wrong_share:.4f}")
-    return {"det_threshold": dt, "face_threshold": ft, "det_size": size, "views": nviews,
+    return {"det_threshold": dt, "face_threshold": ft, "det_low_threshold": low,
+            "low_face_threshold": lf, "det_size": size, "views": nviews,
+            "upright_weight": mix,
             "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                     "end_to_end": round(s.end_to_end, 4),
                     "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}

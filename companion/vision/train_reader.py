@@ -31,6 +31,8 @@ from companion.vision import dice_photos
 from companion.vision.learned_model import CROP, CROP_SPAN, DET_SIZE, NOT_A_DIE, STRIDE, crop
 from companion.vision.render_dice import render_dice_scene
 
+UPRIGHT_TURN = 12.0  # degrees (standard deviation) an upright classifier crop is turned
+
 
 def _cbr(i: int, o: int, s: int = 1, k: int = 3) -> nn.Sequential:
     return nn.Sequential(nn.Conv2d(i, o, k, s, k // 2, bias=False), nn.BatchNorm2d(o),
@@ -69,15 +71,17 @@ class Detector(nn.Module):
 
 class Classifier(nn.Module):
     """48x48 crop -> 7 logits + 64-number embedding; a stride-2 stem keeps it cheap
-    (~0.43M parameters, ~16M multiply-adds per crop)."""
+    (width 1: ~0.43M parameters, ~16M multiply-adds per crop; the channels scale with
+    ``width``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, width: float = 1.0) -> None:
         super().__init__()
+        c = [max(8, round(n * width / 8) * 8) for n in (24, 32, 48, 96, 128)]
         self.body = nn.Sequential(
-            _cbr(3, 24, 2), _cbr(24, 32), _cbr(32, 48, 2), _cbr(48, 48),
-            _cbr(48, 96, 2), _cbr(96, 96), _cbr(96, 128, 2), _cbr(128, 128),
+            _cbr(3, c[0], 2), _cbr(c[0], c[1]), _cbr(c[1], c[2], 2), _cbr(c[2], c[2]),
+            _cbr(c[2], c[3], 2), _cbr(c[3], c[3]), _cbr(c[3], c[4], 2), _cbr(c[4], c[4]),
         )
-        self.emb = nn.Linear(128, 64)
+        self.emb = nn.Linear(c[4], 64)
         self.out = nn.Linear(64, 7)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -194,9 +198,19 @@ def _focal(pred: torch.Tensor, gt: torch.Tensor) -> torch.Tensor:
 
 
 def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
-                 rng: np.random.Generator, per_die: int, backgrounds: int
-                 ) -> tuple[list[np.ndarray], list[int]]:
+                 rng: np.random.Generator, per_die: int, backgrounds: int,
+                 upright: bool = False) -> tuple[list[np.ndarray], list[int]]:
+    """Jittered crops of each die and of table with no die. Turned any way, or (upright)
+    only a little and mirrored half the time: a photo's up stays up, so in an oblique view
+    the top face stays the one above the sides."""
     out, labels = [], []
+
+    def angle() -> float:
+        return float(rng.normal(0, UPRIGHT_TURN)) if upright else float(rng.uniform(0, 360))
+
+    def maybe_mirror(c: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(c[:, ::-1]) if upright and rng.random() < 0.5 else c
+
     h, w = img.shape[:2]
     for (x0, y0, x1, y1), face in zip(boxes, faces, strict=True):
         side0 = max(x1 - x0, y1 - y0)
@@ -206,7 +220,7 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
             side = side0 * CROP_SPAN * rng.uniform(0.8, 1.3)
             cx = (x0 + x1) / 2 + rng.normal(0, 0.06) * side0
             cy = (y0 + y1) / 2 + rng.normal(0, 0.06) * side0
-            out.append(crop(img, cx, cy, side, float(rng.uniform(0, 360))))
+            out.append(maybe_mirror(crop(img, cx, cy, side, angle())))
             labels.append(int(face) - 1)
     sizes = [max(b[2] - b[0], b[3] - b[1]) for b in boxes] or [w / 10]
     for _ in range(backgrounds):
@@ -216,7 +230,7 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
         if any(abs(cx - (b[0] + b[2]) / 2) < side * 0.45 and abs(cy - (b[1] + b[3]) / 2)
                < side * 0.45 for b in boxes):
             continue
-        out.append(crop(img, cx, cy, side, float(rng.uniform(0, 360))))
+        out.append(maybe_mirror(crop(img, cx, cy, side, angle())))
         labels.append(NOT_A_DIE)
     return out, labels
 
@@ -298,10 +312,11 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
 
 
 def train_classifier(sources: list, weights: list[float], steps: int, batch: int, seed: int,
-                     log, init: Path | None = None) -> Classifier:
+                     log, init: Path | None = None, width: float = 1.0,
+                     upright: bool = False) -> Classifier:
     """From scratch, or fine-tuned from ``init`` (a classifier.pt) at a lower rate."""
     rng = np.random.default_rng(seed + 1)
-    model = Classifier()
+    model = Classifier(width)
     if init is not None:
         model.load_state_dict(torch.load(init, map_location="cpu"))
         log(f"classifier starts from {init}")
@@ -318,7 +333,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
             src = sources[int(rng.choice(len(sources), p=p))]
             img, boxes, faces = src.get(int(rng.integers(len(src))))
             cs, ls = _cls_samples(img, boxes, faces, rng, per_die=3,
-                                  backgrounds=max(1, len(boxes) // 3))
+                                  backgrounds=max(1, len(boxes) // 3), upright=upright)
             pool.extend(zip(cs, ls, strict=True))
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
@@ -347,9 +362,9 @@ def _export_det(det: Detector, out: Path) -> None:
                                     "wh": {2: "oh", 3: "ow"}}, **_ONNX)
 
 
-def _export_cls(cls: Classifier, out: Path) -> None:
+def _export_cls(cls: Classifier, out: Path, name: str = "classifier") -> None:
     out.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(cls, torch.zeros(1, 3, CROP, CROP), str(out / "classifier.onnx"),
+    torch.onnx.export(cls, torch.zeros(1, 3, CROP, CROP), str(out / f"{name}.onnx"),
                       input_names=["crops"], output_names=["logits", "embedding"],
                       dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"},
                                     "embedding": {0: "n"}}, **_ONNX)
@@ -357,21 +372,24 @@ def _export_cls(cls: Classifier, out: Path) -> None:
 
 DET_BATCH, DET_CROP, CLS_BATCH = 16, 256, 96
 _ONNX = {"opset_version": 17, "do_constant_folding": True, "dynamo": False}
-PARTS = ("det", "cls", "tune")
+PARTS = ("det", "cls", "cls-upright", "tune")
 
 
 def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           det_steps: int = 7000, cls_steps: int = 16000, rendered: int = 3000,
           threads: int = 1, parts: tuple[str, ...] = PARTS, log=print,
-          init: str | Path | None = None) -> Path:
+          init: str | Path | None = None, cls_width: float = 1.0,
+          upright_steps: int = 14000) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
-    may also run as separate processes at once (``--part det`` / ``--part cls``, then
-    ``--part tune``) and give the same model as one run."""
+    may also run as separate processes at once (``--part det`` / ``--part cls`` /
+    ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
+    ``cls-upright`` trains the second, upright classifier (``classifier_upright.onnx``);
+    tuning mixes it in when it is there."""
     out = Path(out)
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     t0 = time.time()
-    if "det" in parts or "cls" in parts:
+    if {"det", "cls", "cls-upright"} & set(parts):
         real = RealImages(dice_photos.TRAIN_SETS, root)
         log(f"real train images {len(real)} ({time.time() - t0:.0f}s)")
         ren = Rendered(rendered, seed)
@@ -383,13 +401,18 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         _export_det(det, out)
         torch.save(det.state_dict(), out / "detector.pt")
         log(f"detector exported to {out} ({time.time() - t0:.0f}s)")
-    if "cls" in parts:
+    for part, name, upright in (("cls", "classifier", False),
+                                ("cls-upright", "classifier_upright", True)):
+        if part not in parts:
+            continue
         torch.manual_seed(seed + 1)
-        cls = train_classifier([real, ren], [0.65, 0.35], cls_steps, CLS_BATCH, seed, log,
-                               init=Path(init) / "classifier.pt" if init else None)
-        _export_cls(cls, out)
-        torch.save(cls.state_dict(), out / "classifier.pt")
-        log(f"classifier exported to {out} ({time.time() - t0:.0f}s)")
+        steps = upright_steps if upright else cls_steps
+        cls = train_classifier([real, ren], [0.65, 0.35], steps, CLS_BATCH, seed, log,
+                               init=Path(init) / f"{name}.pt" if init else None,
+                               width=cls_width, upright=upright)
+        _export_cls(cls, out, name)
+        torch.save(cls.state_dict(), out / f"{name}.pt")
+        log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")
     if "tune" not in parts:
         return out
     from companion.vision.learned import tune_thresholds
@@ -397,10 +420,16 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     meta = tune_thresholds(out, root=root, log=log)
     meta.update({"crop": CROP, "seed": seed, "det_steps": det_steps, "det_batch": DET_BATCH,
                  "det_crop": DET_CROP, "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
+                 "cls_width": cls_width, "upright_steps": upright_steps,
                  "rendered": rendered, "train_sets": list(dice_photos.TRAIN_SETS),
                  "val_sets": list(dice_photos.VAL_SETS)})
     if init:
         meta["init"] = "fine-tuned from an earlier run's detector.pt / classifier.pt"
+    (out / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
+    from companion.vision.fewshot import tune_fewshot
+    from companion.vision.learned import LearnedReader
+
+    meta["fewshot"] = tune_fewshot(LearnedReader(out), root=root, log=log)
     (out / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
     log(f"done in {time.time() - t0:.0f}s: {out / 'reader.json'}")
     return out
