@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
           cls_steps=args.cls_steps, rendered=args.rendered, threads=args.threads,
           parts=tuple(args.part or ("det", "cls", "cls-upright", "tune")),
           log=lambda m: print(m, flush=True), init=args.init,
-          cls_width=args.cls_width, upright_steps=args.upright_steps)
+          cls_width=args.cls_width, upright_steps=args.upright_steps,
+          upright_render=args.upright_render)
     return 0
 
 
@@ -50,6 +51,9 @@ def register(subparsers) -> None:
     p.add_argument("--upright-steps", type=int, default=14000,
                    help="steps of the upright classifier (part cls-upright: its crops keep "
                         "the photo's up, so an oblique view's top face stays above its sides)")
+    p.add_argument("--upright-render", action="store_true",
+                   help="the upright classifier's rendered dice show their sides below "
+                        "the top face (as a camera looking down and forward sees them)")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune the classifier from DIR/classifier.pt (a lower rate)")

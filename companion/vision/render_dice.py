@@ -189,9 +189,12 @@ def _paste(canvas: np.ndarray, patch: np.ndarray, alpha: np.ndarray, quad: np.nd
     region[:] = region * (1 - a) + warped * a
 
 
-def render_dice_scene(seed: int | np.random.Generator, size: int = 416
-                      ) -> tuple[np.ndarray, list[RenderedDie]]:
-    """A size x size BGR uint8 scene and its dice (box around the visible die, top face)."""
+def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
+                      upright: bool = False) -> tuple[np.ndarray, list[RenderedDie]]:
+    """A size x size BGR uint8 scene and its dice (box around the visible die, top face).
+    An oblique scene shows the dice's sides in any direction, or (``upright``) below
+    their top faces, as a camera looking down and forward sees them (within 18 degrees;
+    the same draws, so the scene is otherwise the same)."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     h = w = size
     img = _background(rng, h, w)
@@ -204,6 +207,8 @@ def render_dice_scene(seed: int | np.random.Generator, size: int = 416
     light = np.array([rng.uniform(-1, 1), rng.uniform(-1, 1)])
     tilt = rng.uniform(0, 0.45) if rng.random() < 0.7 else 0.0  # oblique: side visible
     tilt_dir = rng.uniform(0, 2 * math.pi)
+    if upright:  # image y points down: sides below the top face
+        tilt_dir = math.pi / 2 + (tilt_dir - math.pi) * 0.1
     placed: list[tuple[float, float, float]] = []
     dice: list[RenderedDie] = []
     style = None

@@ -114,10 +114,10 @@ class RealImages:
 
 
 class Rendered:
-    def __init__(self, n: int, seed: int) -> None:
+    def __init__(self, n: int, seed: int, upright: bool = False) -> None:
         self.items = []
         for i in range(n):
-            img, dice = render_dice_scene(seed * 100003 + i, size=DET_SIZE)
+            img, dice = render_dice_scene(seed * 100003 + i, size=DET_SIZE, upright=upright)
             boxes = np.array([d.box for d in dice], np.float32).reshape(-1, 4)
             faces = np.array([d.face for d in dice], np.int64)
             self.items.append((img, boxes, faces))
@@ -379,7 +379,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           det_steps: int = 7000, cls_steps: int = 16000, rendered: int = 3000,
           threads: int = 1, parts: tuple[str, ...] = PARTS, log=print,
           init: str | Path | None = None, cls_width: float = 1.0,
-          upright_steps: int = 14000) -> Path:
+          upright_steps: int = 14000, upright_render: bool = False) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -392,6 +392,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     if {"det", "cls", "cls-upright"} & set(parts):
         real = RealImages(dice_photos.TRAIN_SETS, root)
         log(f"real train images {len(real)} ({time.time() - t0:.0f}s)")
+    if {"det", "cls"} & set(parts) or ("cls-upright" in parts and not upright_render):
         ren = Rendered(rendered, seed)
         log(f"rendered scenes {len(ren)} ({time.time() - t0:.0f}s)")
     if "det" in parts:
@@ -407,7 +408,13 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
             continue
         torch.manual_seed(seed + 1)
         steps = upright_steps if upright else cls_steps
-        cls = train_classifier([real, ren], [0.65, 0.35], steps, CLS_BATCH, seed, log,
+        if upright and upright_render:  # sides below the top face, as a camera sees them
+            ren_up = Rendered(rendered, seed, upright=True)
+            log(f"upright rendered scenes {len(ren_up)} ({time.time() - t0:.0f}s)")
+            sources = [real, ren_up]
+        else:
+            sources = [real, ren]
+        cls = train_classifier(sources, [0.65, 0.35], steps, CLS_BATCH, seed, log,
                                init=Path(init) / f"{name}.pt" if init else None,
                                width=cls_width, upright=upright)
         _export_cls(cls, out, name)
@@ -421,6 +428,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     meta.update({"crop": CROP, "seed": seed, "det_steps": det_steps, "det_batch": DET_BATCH,
                  "det_crop": DET_CROP, "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
                  "cls_width": cls_width, "upright_steps": upright_steps,
+                 "upright_render": upright_render,
                  "rendered": rendered, "train_sets": list(dice_photos.TRAIN_SETS),
                  "val_sets": list(dice_photos.VAL_SETS)})
     if init:
