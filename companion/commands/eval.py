@@ -31,6 +31,7 @@ from companion.vision.evaluate import (
     Summary,
     format_report,
     load_manifest,
+    predicted_dice,
     score_image,
     summarise,
 )
@@ -71,11 +72,7 @@ def evaluate_manifest(
         start = time.perf_counter()
         readings = reader(image)
         times.append((time.perf_counter() - start) * 1000.0)
-        preds = [
-            PredictedDie(face=r.face, box=tuple(r.box), centre=tuple(r.centre),
-                         confidence=r.confidence)
-            for r in readings
-        ]
+        preds = predicted_dice(readings)
         predictions.extend((item.key, p) for p in preds)
         scores.append(score_image(preds, item.dice))
         faces.extend(d.face for d in item.dice)

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from companion.vision.types import UNKNOWN
+from companion.vision.types import UNKNOWN, DieReading
 
 FACES = ("1", "2", "3", "4", "5", "6")
 MANIFEST_HEADER = ("image", "face", "x0", "y0", "x1", "y1")
@@ -142,6 +142,12 @@ def match(
         used_l.add(li)
         pairs.append((pi, li))
     return sorted(pairs)
+
+
+def predicted_dice(readings: Iterable[DieReading]) -> list[PredictedDie]:
+    """A reader's DieReadings as the predictions ``score_image`` scores."""
+    return [PredictedDie(face=r.face, box=tuple(r.box), centre=tuple(r.centre),
+                         confidence=r.confidence) for r in readings]
 
 
 def score_image(

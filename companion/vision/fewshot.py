@@ -88,12 +88,10 @@ def thresholds_for(reader: LearnedReader, shots: int) -> tuple[float, float]:
     """(min_similarity, min_margin) for prototypes of ``shots`` views per face: the
     model's ``fewshot`` table in reader.json (chosen on the validation splits by
     ``tune_fewshot``; the entry of the most shots not above ``shots``), else 0.5, 0.05."""
-    table = reader.meta.get("fewshot") or {}
-    fits = sorted((int(n), v) for n, v in table.items() if int(n) <= shots)
-    if not fits:
-        fits = sorted((int(n), v) for n, v in table.items())[:1]
-    if not fits:
+    entries = sorted((int(n), v) for n, v in (reader.meta.get("fewshot") or {}).items())
+    if not entries:
         return DEFAULT_SIMILARITY, DEFAULT_MARGIN
+    fits = [e for e in entries if e[0] <= shots] or entries[:1]  # fewer: the fewest
     sim, margin = fits[-1][1]
     return float(sim), float(margin)
 
@@ -129,7 +127,7 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
     only: prototypes from a set's train split, read on its validation split, scored as
     end-to-end minus ``wrong_cost`` x confidently wrong over ``seeds`` draws."""
     from companion.vision import dice_photos
-    from companion.vision.evaluate import PredictedDie, score_image, summarise
+    from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
 
     cached = []  # (source manifest, [(boxes, probs, emb, labels)])
@@ -162,9 +160,7 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
                 for faces, protos, rows in runs:
                     for boxes, probs, emb, dice in rows:
                         rs = nearest_faces(boxes, probs, emb, faces, protos, sim, margin)
-                        preds = [PredictedDie(r.face, r.box, r.centre, r.confidence)
-                                 for r in rs]
-                        scores.append(score_image(preds, dice))
+                        scores.append(score_image(predicted_dice(rs), dice))
                         labelled.extend(d.face for d in dice)
                 s = summarise(scores, [], labelled)
                 key = (round(s.end_to_end - wrong_cost * s.wrong_share, 4), sim, margin)

@@ -117,8 +117,7 @@ class LearnedReader:
             self._det = cv2.dnn.readNetFromONNX(str(det))
             self._cls = cv2.dnn.readNetFromONNX(str(cls))
             self._up = cv2.dnn.readNetFromONNX(str(up)) if up.is_file() else None
-        self._has_upright = up.is_file()
-        self._tuning_upright = False  # tune_thresholds: read it whatever its weight
+        self.has_upright = up.is_file()
         self._lock = threading.Lock()  # one forward at a time per network pair
 
     # -- the two stages
@@ -158,15 +157,16 @@ class LearnedReader:
     def classify(self, image: np.ndarray, boxes) -> tuple[np.ndarray, np.ndarray]:
         """(probabilities N x 7, unit embeddings N x 64) for the dice in ``boxes``: the
         turned views' mean, mixed with the upright classifier's at ``upright_weight``."""
-        probs, emb, upright = self.classify_both(image, boxes)
-        if upright is not None and self.upright_weight > 0:
+        probs, emb, upright = self.classify_both(image, boxes,
+                                                 upright=self.upright_weight > 0)
+        if upright is not None:
             probs = (1 - self.upright_weight) * probs + self.upright_weight * upright
         return probs, emb
 
-    def classify_both(self, image: np.ndarray, boxes
+    def classify_both(self, image: np.ndarray, boxes, *, upright: bool
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """The turned-views classifier's probabilities and embeddings, and the upright
-        classifier's probabilities (None without one, or when its weight is 0)."""
+        """The turned-views classifier's probabilities and embeddings, and (``upright``
+        and the model has one) the upright classifier's probabilities, else None."""
         if len(boxes) == 0:
             return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32), None
         crops = [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
@@ -182,10 +182,9 @@ class LearnedReader:
         probs = _softmax(logits).reshape(-1, n, logits.shape[1]).mean(axis=0)
         emb = emb.reshape(-1, n, emb.shape[1]).mean(axis=0)
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-6)
-        upright = None
-        if self.upright_weight > 0 or self._tuning_upright:
-            upright = _softmax(self._forward("up", crops_blob(crops))[0])
-        return probs, emb, upright
+        up = (_softmax(self._forward("up", crops_blob(crops))[0])
+              if upright and self.has_upright else None)
+        return probs, emb, up
 
     def _forward(self, which: str, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self.backend == "onnxruntime":
@@ -260,12 +259,11 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     """Pick the detector and face thresholds (and the faint-box rule), input size and
     test-time views on the validation splits only."""
     from companion.vision import dice_photos
-    from companion.vision.evaluate import PredictedDie, score_image, summarise
+    from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
 
     reader = LearnedReader(model_dir, det_threshold=0.1)
-    reader._tuning_upright = reader._has_upright
-    mixes = upright_weights if reader._has_upright else (0.0,)
+    mixes = upright_weights if reader.has_upright else (0.0,)
     val = []
     for name in dice_photos.VAL_SETS:
         for m in dice_photos.load_set(name, root):
@@ -280,7 +278,7 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
         cache = []
         for img, dice in val:
             boxes = reader.detect(img, 0.1)
-            probs, _, upright = reader.classify_both(img, boxes)
+            probs, _, upright = reader.classify_both(img, boxes, upright=reader.has_upright)
             cache.append((boxes, probs, upright, dice))
         rules = [(mix, dt, ft, low, lf)
                  for mix in mixes
@@ -296,8 +294,7 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                 if upright is not None:
                     probs = (1 - mix) * probs + mix * upright
                 rs = readings_from(boxes, probs, ft, reader.keeps)
-                preds = [PredictedDie(r.face, r.box, r.centre, r.confidence) for r in rs]
-                scores.append(score_image(preds, dice))
+                scores.append(score_image(predicted_dice(rs), dice))
                 faces.extend(d.face for d in dice)
             s = summarise(scores, [], faces)
             # a confidently wrong face costs ``wrong_cost`` right ones; smaller input

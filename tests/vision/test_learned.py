@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from companion.vision import dice_photos
-from companion.vision.evaluate import PredictedDie, load_manifest, score_image, summarise
+from companion.vision.evaluate import load_manifest, predicted_dice, score_image, summarise
 from companion.vision.fewshot import FewShotError, FewShotReader, build_prototypes, load_fewshot
 from companion.vision.frames import load_image
 from companion.vision.learned import MODEL_DIR, LearnedReader, ModelMissing, default_reader
@@ -35,8 +35,7 @@ def reader():
 def _score(reader, images_and_labels):
     scores, faces = [], []
     for image, labels in images_and_labels:
-        preds = [PredictedDie(r.face, r.box, r.centre, r.confidence) for r in reader(image)]
-        scores.append(score_image(preds, labels))
+        scores.append(score_image(predicted_dice(reader(image)), labels))
         faces.extend(lab.face for lab in labels)
     return summarise(scores, [], faces)
 
