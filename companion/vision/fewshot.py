@@ -88,7 +88,7 @@ def thresholds_for(reader: LearnedReader, shots: int) -> tuple[float, float]:
     """(min_similarity, min_margin) for prototypes of ``shots`` views per face: the
     model's ``fewshot`` table in reader.json (chosen on the validation splits by
     ``tune_fewshot``; the entry of the most shots not above ``shots``), else 0.5, 0.05."""
-    entries = sorted((int(n), v) for n, v in (reader.meta.get("fewshot") or {}).items())
+    entries = sorted((int(n), v) for n, v in reader.meta["fewshot"].items())
     if not entries:
         return DEFAULT_SIMILARITY, DEFAULT_MARGIN
     fits = [e for e in entries if e[0] <= shots] or entries[:1]  # fewer: the fewest

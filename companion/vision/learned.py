@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -48,6 +49,54 @@ class ModelMissing(RuntimeError):
     """The model files are not there (one line naming the folder)."""
 
 
+class ModelUnreadable(ModelMissing):
+    """A model file that is there but cannot be used (one line naming it): a corrupt or
+    hand-broken reader.json, an ONNX file that will not load."""
+
+
+def _read_meta(path: Path) -> dict:
+    """reader.json over the defaults; any key of the wrong kind is one line naming it."""
+    meta = dict(DEFAULTS)
+    if not path.is_file():
+        return meta
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelUnreadable(f"{path}: cannot read: {exc}") from None
+    if not isinstance(loaded, dict):
+        raise ModelUnreadable(f"{path}: expected a JSON object")
+    meta.update(loaded)
+    for key in ("det_threshold", "face_threshold", "low_face_threshold", "upright_weight"):
+        _number(path, meta, key, float)
+    for key in ("det_size", "det_ref_side", "det_max_side", "views", "crop"):
+        _number(path, meta, key, int)
+    if meta["det_low_threshold"] is not None:
+        _number(path, meta, "det_low_threshold", float)
+    table = meta.get("fewshot") or {}
+    try:
+        meta["fewshot"] = {str(int(n)): [float(v[0]), float(v[1])] for n, v in table.items()}
+    except (AttributeError, TypeError, ValueError, IndexError, KeyError):
+        raise ModelUnreadable(f"{path}: key 'fewshot' must map shots to [similarity, "
+                              "margin]") from None
+    return meta
+
+
+def _number(path: Path, meta: dict, key: str, kind: type) -> None:
+    value = meta[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ModelUnreadable(f"{path}: key {key!r} must be a number, not {value!r}")
+    meta[key] = kind(value)
+
+
+def _load(path: Path, load: Callable[[str], Any]) -> Any:
+    """A network from its ONNX file; one that will not load is one line naming it."""
+    try:
+        return load(str(path))
+    except Exception as exc:  # onnxruntime and cv2 raise their own kinds
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelUnreadable(f"{path}: cannot load the network: {first}") from None
+
+
 def _softmax(x: np.ndarray) -> np.ndarray:
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -63,10 +112,7 @@ class LearnedReader:
         det, cls = d / "detector.onnx", d / "classifier.onnx"
         if not det.is_file() or not cls.is_file():
             raise ModelMissing(f"learned reader model not found in {d}")
-        meta = dict(DEFAULTS)
-        if (d / "reader.json").is_file():
-            meta.update(json.loads((d / "reader.json").read_text()))
-        self.meta = meta
+        self.meta = meta = _read_meta(d / "reader.json")
         self.det_threshold = float(det_threshold if det_threshold is not None
                                    else meta["det_threshold"])
         self.face_threshold = float(face_threshold if face_threshold is not None
@@ -106,17 +152,20 @@ class LearnedReader:
                 so.inter_op_num_threads = 1
                 so.log_severity_level = 3
                 prov = ["CPUExecutionProvider"]
-                self._det_s = ort.InferenceSession(str(det), so, providers=prov)
-                self._cls_s = ort.InferenceSession(str(cls), so, providers=prov)
-                self._up_s = (ort.InferenceSession(str(up), so, providers=prov)
-                              if up.is_file() else None)
-            shape = self._cls_s.get_inputs()[0].shape
-            if isinstance(shape[-1], int):  # the network's own input side wins
-                self.crop_size = shape[-1]
+
+                def session(path: Path) -> Any:
+                    return _load(path, lambda p: ort.InferenceSession(p, so, providers=prov))
+
+                self._det_s = session(det)
+                self._cls_s = session(cls)
+                self._up_s = session(up) if up.is_file() else None
+                shape = self._cls_s.get_inputs()[0].shape
+                if isinstance(shape[-1], int):  # the network's own input side wins
+                    self.crop_size = shape[-1]
         if self.backend == "opencv":
-            self._det = cv2.dnn.readNetFromONNX(str(det))
-            self._cls = cv2.dnn.readNetFromONNX(str(cls))
-            self._up = cv2.dnn.readNetFromONNX(str(up)) if up.is_file() else None
+            self._det = _load(det, cv2.dnn.readNetFromONNX)
+            self._cls = _load(cls, cv2.dnn.readNetFromONNX)
+            self._up = _load(up, cv2.dnn.readNetFromONNX) if up.is_file() else None
         self.has_upright = up.is_file()
         self._lock = threading.Lock()  # one forward at a time per network pair
 

@@ -302,3 +302,66 @@ def test_the_upright_classifier_is_mixed_in_on_the_plain_crop(tmp_path):
     # without the file, the weight in reader.json is ignored
     (d / "classifier_upright.onnx").unlink()
     assert LearnedReader(d).upright_weight == 0.0
+
+
+@needs_model
+@pytest.mark.parametrize("text, named", [
+    ("{not json", "cannot read"),
+    ("[1, 2]", "expected a JSON object"),
+    ('{"upright_weight": "half"}', "'upright_weight' must be a number"),
+    ('{"views": true}', "'views' must be a number"),
+    ('{"fewshot": {"ten": [0.9, 0.2]}}', "key 'fewshot'"),
+    ('{"fewshot": {"10": [0.9]}}', "key 'fewshot'"),
+])
+def test_a_broken_reader_json_is_one_line_naming_it(tmp_path, text, named):
+    from companion.vision.learned import ModelUnreadable
+
+    d = _model_copy(tmp_path)
+    (d / "reader.json").write_text(text)
+    with pytest.raises(ModelUnreadable) as exc:
+        LearnedReader(d)
+    message = str(exc.value)
+    assert "reader.json" in message and named in message and "\n" not in message
+    assert isinstance(exc.value, ModelMissing)  # the commands' one boundary catches it
+
+
+@needs_model
+@pytest.mark.parametrize("backend", ["onnxruntime", "opencv"])
+def test_a_corrupt_network_file_is_one_line_naming_it(tmp_path, backend):
+    from companion.vision.learned import ModelUnreadable
+
+    d = _model_copy(tmp_path)
+    (d / "classifier_upright.onnx").write_bytes(b"\x08\x01garbage, not a network")
+    with pytest.raises(ModelUnreadable) as exc:
+        LearnedReader(d, backend=backend)
+    message = str(exc.value)
+    assert "classifier_upright.onnx" in message and "\n" not in message
+
+
+@needs_model
+def test_eval_with_a_broken_model_says_one_line(tmp_path, capsys):
+    import cv2
+
+    from companion.cli import main
+
+    d = _model_copy(tmp_path)
+    (d / "reader.json").write_text("{not json")
+    image, dice = render_dice_scene(7_000_001)
+    cv2.imwrite(str(tmp_path / "table.png"), image)
+    manifest = tmp_path / "labels.csv"
+    manifest.write_text("image,face,x0,y0,x1,y1\n" + "".join(
+        f"table.png,{die.face},{','.join(str(round(v)) for v in die.box)}\n" for die in dice))
+    code = main(["eval", str(manifest), "--reader", "learned", "--model", str(d)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "reader.json" in err[0], err
+
+
+@needs_model
+def test_without_onnxruntime_the_reader_falls_back_to_opencv(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` fails
+    r = LearnedReader()
+    assert r.backend == "opencv"
+    image, dice = render_dice_scene(7_000_001)
+    assert len(r(image)) >= len(dice) - 1
