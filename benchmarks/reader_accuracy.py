@@ -44,13 +44,14 @@ def row(name: str, reader_name: str, s) -> str:
 def misses(reader, items) -> str:
     """Where each labelled die is lost: no detector peak at all (heat >= 0.02 near it),
     a peak below the detector threshold (and not a faint box read plainly), a box the
-    classifier calls "not a die"; and of the dice read, face right / unknown /
-    confidently wrong."""
+    classifier calls "not a die", a box dropped as centred inside a stronger kept box
+    (``keep_nested`` false); and of the dice read, face right / unknown / confidently
+    wrong."""
     from companion.vision.evaluate import PredictedDie, match
-    from companion.vision.learned import FACES
+    from companion.vision.learned import FACES, centred_inside, strongest_first
     from companion.vision.learned_model import NOT_A_DIE
 
-    n = no_peak = low = not_die = right = unknown = wrong = 0
+    n = no_peak = low = not_die = nested = right = unknown = wrong = 0
     for m in items:
         img = load_image(m.path)
         boxes = reader.detect(img, 0.02)
@@ -58,6 +59,16 @@ def misses(reader, items) -> str:
         preds = [PredictedDie("?", b[:4], ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), b[4])
                  for b in boxes]
         found = {li: pi for pi, li in match(preds, m.dice)}
+        kept, dropped = [], set()
+        for i in strongest_first(boxes):
+            p = probs[i]
+            k = int(p[:NOT_A_DIE].argmax())
+            if p[NOT_A_DIE] > p[k] or not reader.keeps(boxes[i][4], float(p[k])):
+                continue
+            if not reader.keep_nested and centred_inside(boxes[i], kept):
+                dropped.add(i)
+                continue
+            kept.append(boxes[i])
         for li, die in enumerate(m.dice):
             n += 1
             pi = found.get(li)
@@ -71,14 +82,16 @@ def misses(reader, items) -> str:
                 continue
             if p[NOT_A_DIE] > p[k]:
                 not_die += 1
+            elif pi in dropped:
+                nested += 1
             elif p[k] < reader.face_threshold:
                 unknown += 1
             elif FACES[k] == die.face:
                 right += 1
             else:
                 wrong += 1
-    return " | ".join(f"{v / max(1, n):.1%}" for v in (no_peak, low, not_die, right, unknown,
-                                                       wrong))
+    return " | ".join(f"{v / max(1, n):.1%}" for v in (no_peak, low, not_die, nested, right,
+                                                       unknown, wrong))
 
 
 def speed(reader, images, repeat: int = 1) -> float:
@@ -126,9 +139,9 @@ def main() -> int:
 
     if args.misses:
         print("\nwhere the learned reader loses dice (share of labelled dice):")
-        print("| set | no peak | peak below threshold | \"not a die\" | face right | unknown | "
-              "conf. wrong |")
-        print("|---|---|---|---|---|---|---|")
+        print("| set | no peak | peak below threshold | \"not a die\" | inside a stronger box | "
+              "face right | unknown | conf. wrong |")
+        print("|---|---|---|---|---|---|---|---|")
         for name in args.sets:
             print(f"| {name} | {misses(learned, dice_photos.load_set(name))} |", flush=True)
 

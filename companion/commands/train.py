@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
           parts=tuple(args.part or ("det", "cls", "cls-upright", "tune")),
           log=lambda m: print(m, flush=True), init=args.init,
           cls_width=args.cls_width, upright_steps=args.upright_steps,
-          upright_render=args.upright_render)
+          upright_render=args.upright_render, det_scales=tuple(args.det_scale))
     return 0
 
 
@@ -56,7 +56,12 @@ def register(subparsers) -> None:
                         "the top face (as a camera looking down and forward sees them)")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
-                   help="fine-tune the classifier from DIR/classifier.pt (a lower rate)")
+                   help="fine-tune each part from DIR's model at a lower rate: its .pt file, "
+                        "else its ONNX file (batch norm folded in, so kept frozen)")
+    p.add_argument("--det-scale", type=float, nargs=2, default=[0.7, 1.5],
+                   metavar=("LO", "HI"),
+                   help="the detector sees each photo at its input size times a factor "
+                        "drawn from LO..HI (default 0.7 1.5)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: on a busy machine more threads wait on "
                         "each other)")

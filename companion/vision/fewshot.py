@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.vision.evaluate import ManifestImage
-from companion.vision.learned import LearnedReader
+from companion.vision.learned import LearnedReader, centred_inside, strongest_first
 from companion.vision.types import UNKNOWN, DieReading
 
 PROTOTYPES_FILE = "prototypes.json"
@@ -98,14 +98,20 @@ def thresholds_for(reader: LearnedReader, shots: int) -> tuple[float, float]:
 
 def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
                   protos: np.ndarray, min_similarity: float, min_margin: float,
-                  dice_set: str = "pip") -> list[DieReading]:
+                  dice_set: str = "pip", keep_nested: bool = True) -> list[DieReading]:
     """Each box the classifier does not call "not a die", read as the face of the nearest
     prototype, or "unknown" (best similarity below ``min_similarity``, or the runner-up
-    within ``min_margin``)."""
-    out = []
-    for b, p, e in zip(boxes, probs, emb, strict=True):
+    within ``min_margin``); unless ``keep_nested``, a box whose centre lies inside a
+    stronger one read is dropped. In the boxes' order."""
+    out: list[tuple[int, DieReading]] = []
+    kept: list = []
+    for i in strongest_first(boxes):
+        b, p, e = boxes[i], probs[i], emb[i]
         if p[-1] > p[:-1].max():
             continue  # not a die
+        if not keep_nested and centred_inside(b, kept):
+            continue
+        kept.append(b)
         sims = protos @ e
         order = np.argsort(-sims)
         best = float(sims[order[0]])
@@ -113,9 +119,9 @@ def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
         ok = best >= min_similarity and best - second >= min_margin
         face = faces[int(order[0])] if ok else UNKNOWN
         x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
-        out.append(DieReading(dice_set, face, max(0.0, best), (x0, y0, x1, y1),
-                              ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)))
-    return out
+        out.append((i, DieReading(dice_set, face, max(0.0, best), (x0, y0, x1, y1),
+                                  ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2))))
+    return [r for _, r in sorted(out, key=lambda pair: pair[0])]
 
 
 FEWSHOT_TUNING = (("table-train", "table-val"), ("trays-train", "trays-val"))
@@ -159,7 +165,8 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
                 scores, labelled = [], []
                 for faces, protos, rows in runs:
                     for boxes, probs, emb, dice in rows:
-                        rs = nearest_faces(boxes, probs, emb, faces, protos, sim, margin)
+                        rs = nearest_faces(boxes, probs, emb, faces, protos, sim, margin,
+                                           keep_nested=reader.keep_nested)
                         scores.append(score_image(predicted_dice(rs), dice))
                         labelled.extend(d.face for d in dice)
                 s = summarise(scores, [], labelled)
@@ -232,4 +239,5 @@ class FewShotReader:
         boxes = self.reader.detect(image, self.reader.det_threshold)
         probs, emb = self.reader.classify(image, boxes)
         return nearest_faces(boxes, probs, emb, self.faces, self.protos,
-                             self.min_similarity, self.min_margin, self.dice_set)
+                             self.min_similarity, self.min_margin, self.dice_set,
+                             keep_nested=self.reader.keep_nested)

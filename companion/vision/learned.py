@@ -6,7 +6,9 @@ module, on the two ONNX files under ``companion/data/models/`` (never torch).
 ``LearnedReader()(image)`` returns DieReadings (set "pip") like ``pips.read_pip_dice``.
 A box is kept when the detector scores it at least ``det_threshold``, or at least
 ``det_low_threshold`` and the classifier reads its face at least ``low_face_threshold``
-sure (a faint die read plainly); a die whose face the classifier is less sure of than
+sure (a faint die read plainly); with ``keep_nested`` false (reader.json), a kept box
+whose centre lies inside a kept box the detector scored higher is dropped (a die's side
+or a pip seen as a second die); a die whose face the classifier is less sure of than
 ``face_threshold`` is "unknown"; a box the classifier calls "not a die" is dropped.
 Thresholds and the detector's input size come from ``reader.json``, chosen on the
 validation splits by ``tune_thresholds`` when the model was trained.
@@ -42,7 +44,7 @@ FACES = ("1", "2", "3", "4", "5", "6")
 DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": None,
             "low_face_threshold": 1.0, "det_size": 416,
             "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32,
-            "upright_weight": 0.0}
+            "upright_weight": 0.0, "keep_nested": True}
 
 
 class ModelMissing(RuntimeError):
@@ -72,6 +74,9 @@ def _read_meta(path: Path) -> dict:
         _number(path, meta, key, int)
     if meta["det_low_threshold"] is not None:
         _number(path, meta, "det_low_threshold", float)
+    if not isinstance(meta["keep_nested"], bool):
+        raise ModelUnreadable(f"{path}: key 'keep_nested' must be true or false, not "
+                              f"{meta['keep_nested']!r}")
     table = meta.get("fewshot") or {}
     try:
         meta["fewshot"] = {str(int(n)): [float(v[0]), float(v[1])] for n, v in table.items()}
@@ -121,6 +126,9 @@ class LearnedReader:
         low = meta["det_low_threshold"]
         self.det_low_threshold = float(self.det_threshold if low is None else low)
         self.low_face_threshold = float(meta["low_face_threshold"])
+        # Whether a kept box may have its centre inside a kept box scored higher (older
+        # models: yes; see ``readings_from``).
+        self.keep_nested = meta["keep_nested"]
         self.det_size = int(det_size or meta["det_size"])
         # Scale-aware detection: the model was trained and tuned on frames whose longest
         # side is ``det_ref_side`` (640) seen at ``det_size``; a larger frame is seen at the
@@ -249,15 +257,21 @@ class LearnedReader:
         with self._lock:
             boxes = self.detect(image)
             probs, _ = self.classify(image, boxes)
-        return readings_from(boxes, probs, self.face_threshold, self.keeps)
+        return readings_from(boxes, probs, self.face_threshold, self.keeps,
+                             self.keep_nested)
 
 
 def readings_from(boxes, probs: np.ndarray, face_threshold: float,
-                  keeps: Callable[[float, float], bool] | None = None) -> list[DieReading]:
+                  keeps: Callable[[float, float], bool] | None = None,
+                  keep_nested: bool = True) -> list[DieReading]:
     """Readings of the boxes the classifier does not call "not a die" and ``keeps``
-    (detector score, face confidence) keeps (all when None)."""
-    out = []
-    for b, p in zip(boxes, probs, strict=True):
+    (detector score, face confidence) keeps (all when None); unless ``keep_nested``, a
+    kept box whose centre lies inside a kept box scored higher is dropped. In the boxes'
+    order."""
+    out: list[tuple[int, DieReading]] = []
+    kept: list = []
+    for i in strongest_first(boxes):
+        b, p = boxes[i], probs[i]
         face_p = p[:NOT_A_DIE]
         k = int(face_p.argmax())
         if p[NOT_A_DIE] > face_p[k]:
@@ -265,11 +279,25 @@ def readings_from(boxes, probs: np.ndarray, face_threshold: float,
         conf = float(face_p[k])
         if keeps is not None and not keeps(float(b[4]), conf):
             continue
+        if not keep_nested and centred_inside(b, kept):
+            continue
+        kept.append(b)
+        cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
         face = FACES[k] if conf >= face_threshold else UNKNOWN
         x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
-        out.append(DieReading("pip", face, conf, (x0, y0, x1, y1),
-                              ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)))
-    return out
+        out.append((i, DieReading("pip", face, conf, (x0, y0, x1, y1), (cx, cy))))
+    return [r for _, r in sorted(out, key=lambda pair: pair[0])]
+
+
+def strongest_first(boxes) -> list[int]:
+    """The boxes' indices, highest detector score first."""
+    return sorted(range(len(boxes)), key=lambda j: -float(boxes[j][4]))
+
+
+def centred_inside(box, kept) -> bool:
+    """Whether ``box``'s centre lies inside any of the ``kept`` boxes (edges included)."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return any(o[0] <= cx <= o[2] and o[1] <= cy <= o[3] for o in kept)
 
 
 @lru_cache(maxsize=4)
@@ -300,13 +328,17 @@ def learned_reader(model_dir: str | Path | None = None) -> Callable[[np.ndarray]
 
 
 def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
-                    wrong_cost: float = 10.0, sizes: tuple[int, ...] = (416, 512, 640),
+                    wrong_cost: float = 10.0, false_cost: float = 1.0,
+                    sizes: tuple[int, ...] = (416, 512, 640),
                     views: tuple[int, ...] = (1, 4),
                     low_thresholds: tuple[float, ...] = (0.15, 0.2, 0.3),
                     low_faces: tuple[float, ...] = (0.95, 0.97, 0.99),
                     upright_weights: tuple[float, ...] = (0.0, 0.3, 0.5, 0.7, 1.0)) -> dict:
-    """Pick the detector and face thresholds (and the faint-box rule), input size and
-    test-time views on the validation splits only."""
+    """Pick the detector and face thresholds (and the faint-box rule), input size,
+    test-time views, the upright mix and whether nested boxes stay, on the validation
+    splits only. The choice maximises end to end less ``wrong_cost`` per confidently wrong
+    die and ``false_cost`` per box where there is no die (a phantom die costs as much as a
+    missed one), over the labelled dice."""
     from companion.vision import dice_photos
     from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
@@ -329,40 +361,42 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
             boxes = reader.detect(img, 0.1)
             probs, _, upright = reader.classify_both(img, boxes, upright=reader.has_upright)
             cache.append((boxes, probs, upright, dice))
-        rules = [(mix, dt, ft, low, lf)
+        rules = [(mix, dt, ft, low, lf, nested)
+                 for nested in (True, False)  # keep nested boxes or not
                  for mix in mixes
                  for dt in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
                  for ft in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
                  for low, lf in [(dt, 1.0)] + [(lo, f) for lo in low_thresholds if lo < dt
                                                for f in low_faces if f >= ft]]
-        for mix, dt, ft, low, lf in rules:
+        for mix, dt, ft, low, lf, nested in rules:
             reader.det_threshold, reader.det_low_threshold = dt, low
             reader.low_face_threshold = lf
             scores, faces = [], []
             for boxes, probs, upright, dice in cache:
                 if upright is not None:
                     probs = (1 - mix) * probs + mix * upright
-                rs = readings_from(boxes, probs, ft, reader.keeps)
+                rs = readings_from(boxes, probs, ft, reader.keeps, nested)
                 scores.append(score_image(predicted_dice(rs), dice))
                 faces.extend(d.face for d in dice)
             s = summarise(scores, [], faces)
-            # a confidently wrong face costs ``wrong_cost`` right ones; smaller input
-            # wins ties (speed)
-            key = (round(s.end_to_end - wrong_cost * s.wrong_share, 3), s.precision,
-                   -nviews, -size, -mix)
+            # smaller input wins ties (speed)
+            false_share = (s.predicted - s.matched) / max(1, s.labelled)
+            key = (round(s.end_to_end - wrong_cost * s.wrong_share - false_cost * false_share,
+                         3), s.precision, -nviews, -size, -mix, nested)
             if best is None or key > best[0]:
-                best = (key, dt, ft, s, size, nviews, low, lf, mix)
+                best = (key, dt, ft, s, size, nviews, low, lf, mix, nested)
         log(f"val at det_size {size} views {nviews}: best so far det {best[1]} face {best[2]} "
             f"size {best[4]} views {best[5]} end-to-end {best[3].end_to_end:.4f} "
             f"wrong {best[3].wrong_share:.4f}")
-    _, dt, ft, s, size, nviews, low, lf, mix = best
-    log(f"val: det_size {size} views {nviews} upright_weight {mix} det_threshold {dt} "
+    _, dt, ft, s, size, nviews, low, lf, mix, nested = best
+    log(f"val: det_size {size} views {nviews} upright_weight {mix} keep_nested {nested} "
+        f"det_threshold {dt} "
         f"face_threshold {ft} det_low_threshold {low} low_face_threshold {lf}: precision "
         f"{s.precision:.4f} recall {s.recall:.4f} end-to-end {s.end_to_end:.4f} wrong "
         f"{s.wrong_share:.4f}")
     return {"det_threshold": dt, "face_threshold": ft, "det_low_threshold": low,
             "low_face_threshold": lf, "det_size": size, "views": nviews,
-            "upright_weight": mix,
+            "upright_weight": mix, "keep_nested": nested,
             "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                     "end_to_end": round(s.end_to_end, 4),
                     "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}

@@ -142,11 +142,16 @@ def _colour_jitter(img: np.ndarray, rng: np.random.Generator, strong: bool) -> n
     return np.clip(f, 0, 255).astype(np.uint8)
 
 
-def _det_sample(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, size: int
+DET_SCALES = (0.7, 1.5)  # a frame is scaled to DET_SIZE times a factor drawn in this range
+
+
+def _det_sample(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, size: int,
+                scales: tuple[float, float] = DET_SCALES
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A size x size training crop at a random scale; targets at stride 4."""
     h, w = img.shape[:2]
-    scale = DET_SIZE / max(h, w) * math.exp(rng.uniform(math.log(0.7), math.log(1.5)))
+    scale = DET_SIZE / max(h, w) * math.exp(rng.uniform(math.log(scales[0]),
+                                                        math.log(scales[1])))
     nw, nh = max(1, round(w * scale)), max(1, round(h * scale))
     img = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA if scale < 1 else
                      cv2.INTER_LINEAR)
@@ -267,27 +272,91 @@ def _to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
 # ------------------------------------------------------------------ training
 
 
+def load_onnx_weights(model: nn.Module, path: Path) -> None:
+    """Set ``model``'s weights from its own exported ONNX file. The export folded each
+    batch norm into the convolution before it, so each conv takes the folded weights and
+    its batch norm becomes the identity plus the folded bias (keep it frozen: see
+    ``freeze_batch_norm``). Convolutions are matched in order, other tensors by name."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    convs = [n for n in graph.node if n.op_type == "Conv"]
+    mods = list(model.modules())
+    pairs = []
+    for i, m in enumerate(mods):
+        if isinstance(m, nn.Conv2d):
+            nxt = mods[i + 1] if i + 1 < len(mods) else None
+            pairs.append((m, nxt if isinstance(nxt, nn.BatchNorm2d) else None))
+    if len(pairs) != len(convs):
+        raise ValueError(f"{path}: {len(convs)} convolutions, the network has {len(pairs)}")
+    with torch.no_grad():
+        for (conv, bn), node in zip(pairs, convs, strict=True):
+            w = torch.from_numpy(tensors[node.input[1]].copy())
+            b = torch.from_numpy(tensors[node.input[2]].copy()) if len(node.input) > 2 else None
+            if tuple(w.shape) != tuple(conv.weight.shape):
+                raise ValueError(f"{path}: convolution {node.name} is {tuple(w.shape)}, the "
+                                 f"network's is {tuple(conv.weight.shape)}")
+            conv.weight.copy_(w)
+            if bn is None:
+                if b is not None:
+                    conv.bias.copy_(b)
+                continue
+            bn.weight.fill_(1.0)
+            bn.bias.copy_(b if b is not None else torch.zeros_like(bn.bias))
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1.0 - bn.eps)  # sqrt(var + eps) == 1
+        state = model.state_dict()
+        for name, value in tensors.items():
+            if name in state and tuple(state[name].shape) == value.shape:
+                state[name].copy_(torch.from_numpy(value.copy()))
+
+
+def freeze_batch_norm(model: nn.Module) -> None:
+    """Batch norms keep their running statistics (call after ``model.train()``)."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.eval()
+
+
+def _start_from(model: nn.Module, init: Path | None, name: str, log) -> bool:
+    """Load ``init``/``name``.pt, else ``init``/``name``.onnx (then True: batch norms
+    frozen); nothing when ``init`` is None."""
+    if init is None:
+        return False
+    pt, onnx_file = init / f"{name}.pt", init / f"{name}.onnx"
+    if pt.is_file():
+        model.load_state_dict(torch.load(pt, map_location="cpu"))
+        log(f"{name} starts from {pt}")
+        return False
+    load_onnx_weights(model, onnx_file)
+    log(f"{name} starts from {onnx_file} (batch norm folded, kept frozen)")
+    return True
+
+
 def train_detector(sources: list, weights: list[float], steps: int, batch: int, size: int,
-                   seed: int, log, init: Path | None = None) -> Detector:
-    """From scratch, or fine-tuned from ``init`` (a detector.pt) at a lower rate."""
+                   seed: int, log, init: Path | None = None,
+                   scales: tuple[float, float] = DET_SCALES) -> Detector:
+    """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate."""
     rng = np.random.default_rng(seed)
     model = Detector()
-    if init is not None:
-        model.load_state_dict(torch.load(init, map_location="cpu"))
-        log(f"detector starts from {init}")
+    frozen = _start_from(model, init, "detector", log)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3 if init is None else 1e-3,
                                                 total_steps=steps,
                                                 pct_start=0.15 if init is None else 0.05)
     p = np.array(weights) / sum(weights)
     model.train()
+    if frozen:
+        freeze_batch_norm(model)
     t0 = time.time()
     for step in range(steps):
         imgs, hms, whs, masks = [], [], [], []
         for _ in range(batch):
             src = sources[int(rng.choice(len(sources), p=p))]
             img, boxes, _ = src.get(int(rng.integers(len(src))))
-            c, hm, wh, mask = _det_sample(img, boxes, rng, size)
+            c, hm, wh, mask = _det_sample(img, boxes, rng, size, scales)
             imgs.append(c)
             hms.append(hm)
             whs.append(wh)
@@ -314,12 +383,10 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
 def train_classifier(sources: list, weights: list[float], steps: int, batch: int, seed: int,
                      log, init: Path | None = None, width: float = 1.0,
                      upright: bool = False) -> Classifier:
-    """From scratch, or fine-tuned from ``init`` (a classifier.pt) at a lower rate."""
+    """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate."""
     rng = np.random.default_rng(seed + 1)
     model = Classifier(width)
-    if init is not None:
-        model.load_state_dict(torch.load(init, map_location="cpu"))
-        log(f"classifier starts from {init}")
+    frozen = _start_from(model, init, "classifier_upright" if upright else "classifier", log)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3 if init is None else 1e-3,
                                                 total_steps=steps,
@@ -327,6 +394,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     p = np.array(weights) / sum(weights)
     pool: list[tuple[np.ndarray, int]] = []
     model.train()
+    if frozen:
+        freeze_batch_norm(model)
     t0 = time.time()
     for step in range(steps):
         while len(pool) < batch * 4:
@@ -379,7 +448,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           det_steps: int = 7000, cls_steps: int = 16000, rendered: int = 3000,
           threads: int = 1, parts: tuple[str, ...] = PARTS, log=print,
           init: str | Path | None = None, cls_width: float = 1.0,
-          upright_steps: int = 14000, upright_render: bool = False) -> Path:
+          upright_steps: int = 14000, upright_render: bool = False,
+          det_scales: tuple[float, float] = DET_SCALES) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -398,7 +468,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     if "det" in parts:
         torch.manual_seed(seed)
         det = train_detector([real, ren], [0.6, 0.4], det_steps, DET_BATCH, DET_CROP, seed, log,
-                             init=Path(init) / "detector.pt" if init else None)
+                             init=Path(init) if init else None, scales=det_scales)
         _export_det(det, out)
         torch.save(det.state_dict(), out / "detector.pt")
         log(f"detector exported to {out} ({time.time() - t0:.0f}s)")
@@ -415,7 +485,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         else:
             sources = [real, ren]
         cls = train_classifier(sources, [0.65, 0.35], steps, CLS_BATCH, seed, log,
-                               init=Path(init) / f"{name}.pt" if init else None,
+                               init=Path(init) if init else None,
                                width=cls_width, upright=upright)
         _export_cls(cls, out, name)
         torch.save(cls.state_dict(), out / f"{name}.pt")
@@ -426,13 +496,15 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
 
     meta = tune_thresholds(out, root=root, log=log)
     meta.update({"crop": CROP, "seed": seed, "det_steps": det_steps, "det_batch": DET_BATCH,
-                 "det_crop": DET_CROP, "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
+                 "det_crop": DET_CROP, "det_scales": list(det_scales),
+                 "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
                  "cls_width": cls_width, "upright_steps": upright_steps,
                  "upright_render": upright_render,
                  "rendered": rendered, "train_sets": list(dice_photos.TRAIN_SETS),
                  "val_sets": list(dice_photos.VAL_SETS)})
     if init:
-        meta["init"] = "fine-tuned from an earlier run's detector.pt / classifier.pt"
+        meta["init"] = ("fine-tuned from an earlier run's model (its .pt files, or its ONNX "
+                        "files with batch norm frozen)")
     (out / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
     from companion.vision.fewshot import tune_fewshot
     from companion.vision.learned import LearnedReader

@@ -225,7 +225,7 @@ def _model_copy(tmp_path, **meta_changes):
     import shutil
 
     d = tmp_path / "model"
-    d.mkdir()
+    d.mkdir(parents=True)
     for name in ("detector.onnx", "classifier.onnx"):
         shutil.copy(MODEL_DIR / name, d / name)
     meta = json.loads((MODEL_DIR / "reader.json").read_text())
@@ -252,6 +252,29 @@ def test_a_faint_box_is_kept_only_when_its_face_reads_plainly(tmp_path):
     assert readings_from([faint], doubtful, 0.9, r.keeps) == []
     assert [d.face for d in readings_from([strong], doubtful, 0.9, r.keeps)] == ["1"]
     assert readings_from([below], plain, 0.9, r.keeps) == []
+
+
+def test_a_box_centred_inside_a_stronger_kept_box_is_dropped_unless_nested_are_kept():
+    from companion.vision.learned import readings_from
+
+    die = (10, 10, 50, 50, 0.9)
+    side = (30, 30, 70, 70, 0.7)  # its centre (50, 50) on the die box's corner
+    apart = (60, 60, 90, 90, 0.8)  # its centre outside the die box
+    plain = np.array([[0.97, 0.01, 0.01, 0.0, 0.0, 0.0, 0.01]] * 3, np.float32)
+    boxes = [side, die, apart]
+    assert [r.box for r in readings_from(boxes, plain, 0.9)] == [b[:4] for b in boxes]
+    kept = readings_from(boxes, plain, 0.9, keep_nested=False)
+    assert [r.box for r in kept] == [die[:4], apart[:4]]  # in the boxes' order
+    # only kept boxes drop others: a box the rule does not keep drops nothing
+    dropped_only = readings_from([side, die], plain[:2], 0.9, lambda s, c: s > 0.8,
+                                 keep_nested=False)
+    assert [r.box for r in dropped_only] == [die[:4]]
+
+
+@needs_model
+def test_nested_boxes_stay_for_a_reader_json_that_does_not_say(tmp_path):
+    assert LearnedReader(_model_copy(tmp_path / "a", keep_nested=None)).keep_nested is True
+    assert LearnedReader(_model_copy(tmp_path / "b", keep_nested=False)).keep_nested is False
 
 
 @needs_model
@@ -310,6 +333,7 @@ def test_the_upright_classifier_is_mixed_in_on_the_plain_crop(tmp_path):
     ("[1, 2]", "expected a JSON object"),
     ('{"upright_weight": "half"}', "'upright_weight' must be a number"),
     ('{"views": true}', "'views' must be a number"),
+    ('{"keep_nested": "no"}', "'keep_nested' must be true or false"),
     ('{"fewshot": {"ten": [0.9, 0.2]}}', "key 'fewshot'"),
     ('{"fewshot": {"10": [0.9]}}', "key 'fewshot'"),
 ])

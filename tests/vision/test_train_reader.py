@@ -1,0 +1,93 @@
+"""Training helpers of the learned reader (need the optional [train] extra: skipped without)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from companion.vision import train_reader as T  # noqa: E402
+
+
+def _with_batch_norm_stats(model) -> None:
+    """Running statistics far from (0, 1), so folding them into the convs matters."""
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.copy_(torch.randn(m.num_features, generator=g))
+                m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+                m.weight.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+                m.bias.copy_(torch.randn(m.num_features, generator=g))
+    model.eval()
+
+
+@pytest.mark.parametrize("kind", ["detector", "classifier"])
+def test_weights_come_back_from_the_exported_onnx(tmp_path, kind):
+    torch.manual_seed(0)
+    model = T.Detector() if kind == "detector" else T.Classifier()
+    _with_batch_norm_stats(model)
+    (T._export_det if kind == "detector" else T._export_cls)(model, tmp_path)
+    shape = (1, 3, 128, 160) if kind == "detector" else (3, 3, T.CROP, T.CROP)
+    x = np.random.default_rng(1).random(shape, dtype=np.float32)
+    session = ort.InferenceSession(str(tmp_path / f"{kind}.onnx"))
+    want = session.run(None, {session.get_inputs()[0].name: x})
+
+    again = T.Detector() if kind == "detector" else T.Classifier()
+    T.load_onnx_weights(again, tmp_path / f"{kind}.onnx")
+    again.eval()
+    with torch.no_grad():
+        got = again(torch.from_numpy(x))
+    for w, g in zip(want, got, strict=True):
+        assert np.abs(w - g.numpy()).max() < 1e-4
+
+
+def test_an_onnx_file_of_another_network_is_refused_naming_it(tmp_path):
+    T._export_cls(T.Classifier().eval(), tmp_path)
+    with pytest.raises(ValueError, match="classifier.onnx"):
+        T.load_onnx_weights(T.Detector(), tmp_path / "classifier.onnx")
+
+
+def test_fine_tuning_from_onnx_keeps_batch_norm_frozen(tmp_path):
+    model = T.Classifier()
+    _with_batch_norm_stats(model)
+    T._export_cls(model, tmp_path)
+    frozen = T._start_from(T.Classifier(), tmp_path, "classifier", log=lambda m: None)
+    assert frozen  # no classifier.pt there: the ONNX weights, batch norm folded
+    again = T.Classifier()
+    T.load_onnx_weights(again, tmp_path / "classifier.onnx")
+    again.train()
+    T.freeze_batch_norm(again)
+    bn = next(m for m in again.modules() if isinstance(m, torch.nn.BatchNorm2d))
+    before = bn.running_mean.clone()
+    again(torch.rand(4, 3, T.CROP, T.CROP) * 5)
+    assert torch.equal(bn.running_mean, before)
+    assert again.training and not bn.training
+
+
+def test_a_saved_pt_is_preferred_and_trains_batch_norm(tmp_path):
+    model = T.Detector()
+    torch.save(model.state_dict(), tmp_path / "detector.pt")
+    assert not T._start_from(T.Detector(), tmp_path, "detector", log=lambda m: None)
+    assert not T._start_from(T.Detector(), None, "detector", log=lambda m: None)
+
+
+def test_detector_scale_range_sets_the_die_size_seen():
+    img = np.full((400, 400, 3), 90, np.uint8)
+    # one 40 px die in the middle: in the crop whatever its offset
+    boxes = np.array([[180, 180, 220, 220]], np.float32)
+
+    def size_seen(scales):
+        _, hm, wh, mask = T._det_sample(img, boxes.copy(), np.random.default_rng(3), 256,
+                                        scales)
+        iy, ix = np.argwhere(mask == 1)[0]
+        return math.exp(wh[0, iy, ix]) * T.STRIDE
+
+    base = 40 * T.DET_SIZE / 400
+    assert size_seen((1.0, 1.0)) == pytest.approx(base, rel=0.02)
+    assert size_seen((0.5, 0.5)) == pytest.approx(base / 2, rel=0.02)
