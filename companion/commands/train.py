@@ -29,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
           parts=tuple(args.part or ("det", "cls", "cls-upright", "tune")),
           log=lambda m: print(m, flush=True), init=args.init,
           cls_width=args.cls_width, upright_steps=args.upright_steps,
-          upright_render=args.upright_render, det_scales=tuple(args.det_scale))
+          upright_render=args.upright_render, det_scales=tuple(args.det_scale),
+          small_weight=args.small_weight)
     return 0
 
 
@@ -54,6 +55,9 @@ def register(subparsers) -> None:
     p.add_argument("--upright-render", action="store_true",
                    help="the upright classifier's rendered dice show their sides below "
                         "the top face (as a camera looking down and forward sees them)")
+    p.add_argument("--small-weight", type=int, default=1, metavar="K",
+                   help="classifiers: a die under 32 px gives K times as many training crops "
+                        "(default 1)")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune each part from DIR's model at a lower rate: its .pt file, "

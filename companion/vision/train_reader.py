@@ -32,6 +32,7 @@ from companion.vision.learned_model import CROP, CROP_SPAN, DET_SIZE, NOT_A_DIE,
 from companion.vision.render_dice import render_dice_scene
 
 UPRIGHT_TURN = 12.0  # degrees (standard deviation) an upright classifier crop is turned
+SMALL_DIE = 32  # px (box side in the photo): a small die, for ``small_weight``
 
 
 def _cbr(i: int, o: int, s: int = 1, k: int = 3) -> nn.Sequential:
@@ -204,10 +205,12 @@ def _focal(pred: torch.Tensor, gt: torch.Tensor) -> torch.Tensor:
 
 def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                  rng: np.random.Generator, per_die: int, backgrounds: int,
-                 upright: bool = False) -> tuple[list[np.ndarray], list[int]]:
+                 upright: bool = False, small_weight: int = 1
+                 ) -> tuple[list[np.ndarray], list[int]]:
     """Jittered crops of each die and of table with no die. Turned any way, or (upright)
     only a little and mirrored half the time: a photo's up stays up, so in an oblique view
-    the top face stays the one above the sides."""
+    the top face stays the one above the sides. A die under ``SMALL_DIE`` px gives
+    ``small_weight`` times as many crops."""
     out, labels = [], []
 
     def angle() -> float:
@@ -221,7 +224,7 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
         side0 = max(x1 - x0, y1 - y0)
         if side0 < 4:
             continue
-        for _ in range(per_die):
+        for _ in range(per_die * (small_weight if side0 < SMALL_DIE else 1)):
             side = side0 * CROP_SPAN * rng.uniform(0.8, 1.3)
             cx = (x0 + x1) / 2 + rng.normal(0, 0.06) * side0
             cy = (y0 + y1) / 2 + rng.normal(0, 0.06) * side0
@@ -382,7 +385,7 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
 
 def train_classifier(sources: list, weights: list[float], steps: int, batch: int, seed: int,
                      log, init: Path | None = None, width: float = 1.0,
-                     upright: bool = False) -> Classifier:
+                     upright: bool = False, small_weight: int = 1) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate."""
     rng = np.random.default_rng(seed + 1)
     model = Classifier(width)
@@ -402,7 +405,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
             src = sources[int(rng.choice(len(sources), p=p))]
             img, boxes, faces = src.get(int(rng.integers(len(src))))
             cs, ls = _cls_samples(img, boxes, faces, rng, per_die=3,
-                                  backgrounds=max(1, len(boxes) // 3), upright=upright)
+                                  backgrounds=max(1, len(boxes) // 3), upright=upright,
+                                  small_weight=small_weight)
             pool.extend(zip(cs, ls, strict=True))
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
@@ -449,7 +453,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           threads: int = 1, parts: tuple[str, ...] = PARTS, log=print,
           init: str | Path | None = None, cls_width: float = 1.0,
           upright_steps: int = 14000, upright_render: bool = False,
-          det_scales: tuple[float, float] = DET_SCALES) -> Path:
+          det_scales: tuple[float, float] = DET_SCALES, small_weight: int = 1) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -486,7 +490,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
             sources = [real, ren]
         cls = train_classifier(sources, [0.65, 0.35], steps, CLS_BATCH, seed, log,
                                init=Path(init) if init else None,
-                               width=cls_width, upright=upright)
+                               width=cls_width, upright=upright, small_weight=small_weight)
         _export_cls(cls, out, name)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")
@@ -499,7 +503,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "det_crop": DET_CROP, "det_scales": list(det_scales),
                  "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
                  "cls_width": cls_width, "upright_steps": upright_steps,
-                 "upright_render": upright_render,
+                 "upright_render": upright_render, "small_weight": small_weight,
                  "rendered": rendered, "train_sets": list(dice_photos.TRAIN_SETS),
                  "val_sets": list(dice_photos.VAL_SETS)})
     if init:

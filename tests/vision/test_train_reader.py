@@ -91,3 +91,13 @@ def test_detector_scale_range_sets_the_die_size_seen():
     base = 40 * T.DET_SIZE / 400
     assert size_seen((1.0, 1.0)) == pytest.approx(base, rel=0.02)
     assert size_seen((0.5, 0.5)) == pytest.approx(base / 2, rel=0.02)
+
+
+def test_small_dice_give_more_classifier_crops_when_asked():
+    img = np.full((200, 200, 3), 90, np.uint8)
+    boxes = np.array([[10, 10, 30, 30], [100, 100, 160, 160]], np.float32)  # 20 px, 60 px
+    faces = np.array([2, 5])
+    for weight, want in ((1, [1, 4]), (3, [1, 1, 1, 4])):
+        _, labels = T._cls_samples(img, boxes, faces, np.random.default_rng(0), per_die=1,
+                                   backgrounds=0, small_weight=weight)
+        assert labels == want
