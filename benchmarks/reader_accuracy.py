@@ -48,7 +48,7 @@ def misses(reader, items) -> str:
     (``keep_nested`` false); and of the dice read, face right / unknown / confidently
     wrong."""
     from companion.vision.evaluate import PredictedDie, match
-    from companion.vision.learned import FACES, centred_inside, strongest_first
+    from companion.vision.learned import FACES, kept_boxes
     from companion.vision.learned_model import NOT_A_DIE
 
     n = no_peak = low = not_die = nested = right = unknown = wrong = 0
@@ -59,16 +59,8 @@ def misses(reader, items) -> str:
         preds = [PredictedDie("?", b[:4], ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), b[4])
                  for b in boxes]
         found = {li: pi for pi, li in match(preds, m.dice)}
-        kept, dropped = [], set()
-        for i in strongest_first(boxes):
-            p = probs[i]
-            k = int(p[:NOT_A_DIE].argmax())
-            if p[NOT_A_DIE] > p[k] or not reader.keeps(boxes[i][4], float(p[k])):
-                continue
-            if not reader.keep_nested and centred_inside(boxes[i], kept):
-                dropped.add(i)
-                continue
-            kept.append(boxes[i])
+        dropped = (set(kept_boxes(boxes, probs, reader.keeps))
+                   - set(kept_boxes(boxes, probs, reader.keeps, reader.keep_nested)))
         for li, die in enumerate(m.dice):
             n += 1
             pi = found.get(li)

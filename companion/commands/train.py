@@ -9,11 +9,35 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+PARTS = ("det", "cls", "cls-upright", "tune")
+NETWORKS = {"det": "detector", "cls": "classifier", "cls-upright": "classifier_upright"}
+
+
+def bad_args(args: argparse.Namespace) -> str | None:
+    """One line naming what is wrong with the options, before hours of training."""
+    lo, hi = args.det_scale
+    if not 0 < lo <= hi:
+        return f"--det-scale {lo:g} {hi:g}: needs 0 < LO <= HI"
+    if args.small_weight < 1:
+        return f"--small-weight {args.small_weight}: needs at least 1"
+    if args.init:
+        for part in args.part or PARTS:
+            name = NETWORKS.get(part)
+            d = Path(args.init)
+            if name and not (d / f"{name}.pt").is_file() and not (d / f"{name}.onnx").is_file():
+                return f"--init {d}: neither {name}.pt nor {name}.onnx there"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
+    problem = bad_args(args)
+    if problem:
+        print(f"companion train: {problem}", file=sys.stderr)
+        return 2
     try:
-        from companion.vision.train_reader import train
+        from companion.vision.train_reader import InitUnusable, train
     except ImportError as exc:
         print(f"companion train: needs the [train] extra (pip install -e '.[train]'): {exc}",
               file=sys.stderr)
@@ -24,13 +48,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"companion train: photo sets not found under {dice_photos.photo_root(args.photos)}",
               file=sys.stderr)
         return 2
-    train(args.out, seed=args.seed, root=args.photos, det_steps=args.det_steps,
-          cls_steps=args.cls_steps, rendered=args.rendered, threads=args.threads,
-          parts=tuple(args.part or ("det", "cls", "cls-upright", "tune")),
-          log=lambda m: print(m, flush=True), init=args.init,
-          cls_width=args.cls_width, upright_steps=args.upright_steps,
-          upright_render=args.upright_render, det_scales=tuple(args.det_scale),
-          small_weight=args.small_weight)
+    try:
+        train(args.out, seed=args.seed, root=args.photos, det_steps=args.det_steps,
+              cls_steps=args.cls_steps, rendered=args.rendered, threads=args.threads,
+              parts=tuple(args.part or PARTS), log=lambda m: print(m, flush=True),
+              init=args.init, cls_width=args.cls_width, upright_steps=args.upright_steps,
+              upright_render=args.upright_render, det_scales=tuple(args.det_scale),
+              small_weight=args.small_weight)
+    except InitUnusable as exc:
+        print(f"companion train: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -43,7 +70,7 @@ def register(subparsers) -> None:
     p.add_argument("--photos", default=None, help="photo sets root (default: ../shared/...)")
     p.add_argument("--det-steps", type=int, default=7000)
     p.add_argument("--cls-steps", type=int, default=16000)
-    p.add_argument("--part", action="append", choices=("det", "cls", "cls-upright", "tune"),
+    p.add_argument("--part", action="append", choices=PARTS,
                    help="train only this part (repeatable; default: det, cls, cls-upright, "
                         "tune in turn; the first three may run as processes at once, then "
                         "tune)")

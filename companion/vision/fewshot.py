@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.vision.evaluate import ManifestImage
-from companion.vision.learned import LearnedReader, centred_inside, strongest_first
+from companion.vision.learned import LearnedReader, kept_boxes
 from companion.vision.types import UNKNOWN, DieReading
 
 PROTOTYPES_FILE = "prototypes.json"
@@ -102,16 +102,10 @@ def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
     """Each box the classifier does not call "not a die", read as the face of the nearest
     prototype, or "unknown" (best similarity below ``min_similarity``, or the runner-up
     within ``min_margin``); unless ``keep_nested``, a box whose centre lies inside a
-    stronger one read is dropped. In the boxes' order."""
-    out: list[tuple[int, DieReading]] = []
-    kept: list = []
-    for i in strongest_first(boxes):
-        b, p, e = boxes[i], probs[i], emb[i]
-        if p[-1] > p[:-1].max():
-            continue  # not a die
-        if not keep_nested and centred_inside(b, kept):
-            continue
-        kept.append(b)
+    stronger one read is dropped (``kept_boxes``). In the boxes' order."""
+    out = []
+    for i in kept_boxes(boxes, probs, keep_nested=keep_nested):
+        b, e = boxes[i], emb[i]
         sims = protos @ e
         order = np.argsort(-sims)
         best = float(sims[order[0]])
@@ -119,9 +113,9 @@ def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
         ok = best >= min_similarity and best - second >= min_margin
         face = faces[int(order[0])] if ok else UNKNOWN
         x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
-        out.append((i, DieReading(dice_set, face, max(0.0, best), (x0, y0, x1, y1),
-                                  ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2))))
-    return [r for _, r in sorted(out, key=lambda pair: pair[0])]
+        out.append(DieReading(dice_set, face, max(0.0, best), (x0, y0, x1, y1),
+                              ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)))
+    return out
 
 
 FEWSHOT_TUNING = (("table-train", "table-val"), ("trays-train", "trays-val"))

@@ -216,9 +216,7 @@ class LearnedReader:
         turned views' mean, mixed with the upright classifier's at ``upright_weight``."""
         probs, emb, upright = self.classify_both(image, boxes,
                                                  upright=self.upright_weight > 0)
-        if upright is not None:
-            probs = (1 - self.upright_weight) * probs + self.upright_weight * upright
-        return probs, emb
+        return mix_upright(probs, upright, self.upright_weight), emb
 
     def classify_both(self, image: np.ndarray, boxes, *, upright: bool
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -261,43 +259,48 @@ class LearnedReader:
                              self.keep_nested)
 
 
+def mix_upright(probs: np.ndarray, upright: np.ndarray | None, weight: float) -> np.ndarray:
+    """The turned classifier's probabilities mixed with the upright one's at ``weight``
+    (unchanged when there is no upright reading)."""
+    return probs if upright is None else (1 - weight) * probs + weight * upright
+
+
+def kept_boxes(boxes, probs: np.ndarray,
+               keeps: Callable[[float, float], bool] | None = None,
+               keep_nested: bool = True) -> list[int]:
+    """Indices (in the boxes' order) of the boxes the classifier does not call "not a
+    die" and ``keeps`` (detector score, face confidence) keeps (all when None); unless
+    ``keep_nested``, a box whose centre lies inside a kept box scored higher is dropped."""
+    kept: list[int] = []
+    for i in sorted(range(len(boxes)), key=lambda j: -float(boxes[j][4])):
+        b, p = boxes[i], probs[i]
+        k = int(p[:NOT_A_DIE].argmax())
+        if p[NOT_A_DIE] > p[k]:
+            continue  # the classifier says this box holds no die
+        if keeps is not None and not keeps(float(b[4]), float(p[k])):
+            continue
+        cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+        if not keep_nested and any(boxes[j][0] <= cx <= boxes[j][2]
+                                   and boxes[j][1] <= cy <= boxes[j][3] for j in kept):
+            continue
+        kept.append(i)
+    return sorted(kept)
+
+
 def readings_from(boxes, probs: np.ndarray, face_threshold: float,
                   keeps: Callable[[float, float], bool] | None = None,
                   keep_nested: bool = True) -> list[DieReading]:
-    """Readings of the boxes the classifier does not call "not a die" and ``keeps``
-    (detector score, face confidence) keeps (all when None); unless ``keep_nested``, a
-    kept box whose centre lies inside a kept box scored higher is dropped. In the boxes'
-    order."""
-    out: list[tuple[int, DieReading]] = []
-    kept: list = []
-    for i in strongest_first(boxes):
-        b, p = boxes[i], probs[i]
-        face_p = p[:NOT_A_DIE]
+    """Readings of the boxes ``kept_boxes`` keeps, in the boxes' order."""
+    out = []
+    for i in kept_boxes(boxes, probs, keeps, keep_nested):
+        b, face_p = boxes[i], probs[i][:NOT_A_DIE]
         k = int(face_p.argmax())
-        if p[NOT_A_DIE] > face_p[k]:
-            continue  # the classifier says this box holds no die
         conf = float(face_p[k])
-        if keeps is not None and not keeps(float(b[4]), conf):
-            continue
-        if not keep_nested and centred_inside(b, kept):
-            continue
-        kept.append(b)
-        cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
         face = FACES[k] if conf >= face_threshold else UNKNOWN
         x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
-        out.append((i, DieReading("pip", face, conf, (x0, y0, x1, y1), (cx, cy))))
-    return [r for _, r in sorted(out, key=lambda pair: pair[0])]
-
-
-def strongest_first(boxes) -> list[int]:
-    """The boxes' indices, highest detector score first."""
-    return sorted(range(len(boxes)), key=lambda j: -float(boxes[j][4]))
-
-
-def centred_inside(box, kept) -> bool:
-    """Whether ``box``'s centre lies inside any of the ``kept`` boxes (edges included)."""
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return any(o[0] <= cx <= o[2] and o[1] <= cy <= o[3] for o in kept)
+        out.append(DieReading("pip", face, conf, (x0, y0, x1, y1),
+                              ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)))
+    return out
 
 
 @lru_cache(maxsize=4)
@@ -373,9 +376,8 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
             reader.low_face_threshold = lf
             scores, faces = [], []
             for boxes, probs, upright, dice in cache:
-                if upright is not None:
-                    probs = (1 - mix) * probs + mix * upright
-                rs = readings_from(boxes, probs, ft, reader.keeps, nested)
+                rs = readings_from(boxes, mix_upright(probs, upright, mix), ft, reader.keeps,
+                                   nested)
                 scores.append(score_image(predicted_dice(rs), dice))
                 faces.extend(d.face for d in dice)
             s = summarise(scores, [], faces)

@@ -275,6 +275,15 @@ def _to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
 # ------------------------------------------------------------------ training
 
 
+class InitUnusable(ValueError):
+    """A model to fine-tune from that cannot be used (one line naming the file)."""
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def load_onnx_weights(model: nn.Module, path: Path) -> None:
     """Set ``model``'s weights from its own exported ONNX file. The export folded each
     batch norm into the convolution before it, so each conv takes the folded weights and
@@ -283,7 +292,10 @@ def load_onnx_weights(model: nn.Module, path: Path) -> None:
     import onnx
     from onnx import numpy_helper
 
-    graph = onnx.load(str(path)).graph
+    try:
+        graph = onnx.load(str(path)).graph
+    except Exception as exc:  # a missing, truncated or foreign file; onnx has its own kinds
+        raise InitUnusable(f"{path}: cannot read: {_first_line(exc)}") from None
     tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     convs = [n for n in graph.node if n.op_type == "Conv"]
     mods = list(model.modules())
@@ -293,13 +305,13 @@ def load_onnx_weights(model: nn.Module, path: Path) -> None:
             nxt = mods[i + 1] if i + 1 < len(mods) else None
             pairs.append((m, nxt if isinstance(nxt, nn.BatchNorm2d) else None))
     if len(pairs) != len(convs):
-        raise ValueError(f"{path}: {len(convs)} convolutions, the network has {len(pairs)}")
+        raise InitUnusable(f"{path}: {len(convs)} convolutions, the network has {len(pairs)}")
     with torch.no_grad():
         for (conv, bn), node in zip(pairs, convs, strict=True):
             w = torch.from_numpy(tensors[node.input[1]].copy())
             b = torch.from_numpy(tensors[node.input[2]].copy()) if len(node.input) > 2 else None
             if tuple(w.shape) != tuple(conv.weight.shape):
-                raise ValueError(f"{path}: convolution {node.name} is {tuple(w.shape)}, the "
+                raise InitUnusable(f"{path}: convolution {node.name} is {tuple(w.shape)}, the "
                                  f"network's is {tuple(conv.weight.shape)}")
             conv.weight.copy_(w)
             if bn is None:
@@ -330,7 +342,10 @@ def _start_from(model: nn.Module, init: Path | None, name: str, log) -> bool:
         return False
     pt, onnx_file = init / f"{name}.pt", init / f"{name}.onnx"
     if pt.is_file():
-        model.load_state_dict(torch.load(pt, map_location="cpu"))
+        try:
+            model.load_state_dict(torch.load(pt, map_location="cpu"))
+        except Exception as exc:  # a truncated file, another network's weights
+            raise InitUnusable(f"{pt}: cannot load: {_first_line(exc)}") from None
         log(f"{name} starts from {pt}")
         return False
     load_onnx_weights(model, onnx_file)

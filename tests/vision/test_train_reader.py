@@ -101,3 +101,14 @@ def test_small_dice_give_more_classifier_crops_when_asked():
         _, labels = T._cls_samples(img, boxes, faces, np.random.default_rng(0), per_die=1,
                                    backgrounds=0, small_weight=weight)
         assert labels == want
+
+
+def test_a_model_to_start_from_that_will_not_load_is_one_line_naming_it(tmp_path):
+    (tmp_path / "detector.onnx").write_bytes(b"not an onnx file")
+    with pytest.raises(T.InitUnusable, match="detector.onnx: cannot read") as exc:
+        T._start_from(T.Detector(), tmp_path, "detector", log=lambda m: None)
+    assert "\n" not in str(exc.value)
+    torch.save(T.Classifier().state_dict(), tmp_path / "detector.pt")  # the wrong network
+    with pytest.raises(T.InitUnusable, match="detector.pt: cannot load") as exc:
+        T._start_from(T.Detector(), tmp_path, "detector", log=lambda m: None)
+    assert "\n" not in str(exc.value)

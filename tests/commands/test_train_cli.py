@@ -1,0 +1,31 @@
+"""`companion train` refuses bad options with one line, before loading photos or torch."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.cli import main
+
+
+@pytest.mark.parametrize("extra, names", [
+    (["--det-scale", "0", "1.5"], "--det-scale 0 1.5: needs 0 < LO <= HI"),
+    (["--det-scale", "2", "1"], "--det-scale 2 1: needs 0 < LO <= HI"),
+    (["--small-weight", "0"], "--small-weight 0: needs at least 1"),
+])
+def test_bad_options_are_one_line(tmp_path, capsys, extra, names):
+    assert main(["train", "--out", str(tmp_path / "run"), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"companion train: {names}"
+    assert not (tmp_path / "run").exists()
+
+
+def test_init_without_the_network_asked_for_names_it(tmp_path, capsys):
+    init = tmp_path / "init"
+    init.mkdir()
+    (init / "detector.onnx").write_bytes(b"")  # a detector, but no classifier
+    code = main(["train", "--out", str(tmp_path / "run"), "--init", str(init),
+                 "--part", "det", "--part", "cls"])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"companion train: --init {init}: neither classifier.pt nor "
+                   "classifier.onnx there")
