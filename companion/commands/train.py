@@ -28,6 +28,12 @@ def bad_args(args: argparse.Namespace) -> str | None:
             d = Path(args.init)
             if name and not (d / f"{name}.pt").is_file() and not (d / f"{name}.onnx").is_file():
                 return f"--init {d}: neither {name}.pt nor {name}.onnx there"
+    from companion.vision.dice_photos import SplitMismatch, resolve_split
+
+    try:
+        resolve_split(args.out, args.val_tenths)
+    except SplitMismatch as exc:
+        return str(exc)
     return None
 
 
@@ -54,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
               parts=tuple(args.part or PARTS), log=lambda m: print(m, flush=True),
               init=args.init, cls_width=args.cls_width, upright_steps=args.upright_steps,
               upright_render=args.upright_render, det_scales=tuple(args.det_scale),
-              small_weight=args.small_weight)
+              small_weight=args.small_weight, val_tenths=args.val_tenths)
     except InitUnusable as exc:
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -93,6 +99,12 @@ def register(subparsers) -> None:
                    metavar=("LO", "HI"),
                    help="the detector sees each photo at its input size times a factor "
                         "drawn from LO..HI (default 0.7 1.5)")
+    p.add_argument("--val-tenths", type=int, choices=(1, 2), default=None,
+                   help="tenths of the source photos held back for validation (1: the "
+                        "split up to issue 8e; 2: about twice the dice to choose "
+                        "thresholds on). Default: the one the --out folder's networks "
+                        "were trained with (split.json, or reader.json val_sets), else 1; "
+                        "another is refused")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: on a busy machine more threads wait on "
                         "each other)")

@@ -12,13 +12,24 @@ tuned on, and which are held aside for the figures (never trained or tuned on):
 
 Tray split: sha1(source_stem) % 10 -> 0, 1 = test, 2 = val, else train. The 881 images
 whose source stem is just ``i`` (one unnamed source) go to train as one group.
-Pure: reads CSVs, no OpenCV.
+
+The wider split (issue 8f; sets named with a ``2``: ``table-train2``, ``table-val2``,
+``trays-train2``, ``trays-val2``, ``trays-colour-val2``): validation is two tenths of the
+source photos instead of one (table bucket 0 or 1, tray bucket 2 or 3), so it holds the
+narrow validation split and about twice as many dice. The held-aside sets are the same.
+A model records the sets it was trained and tuned on (reader.json ``train_sets`` /
+``val_sets``).
+A training folder records its split in ``split.json`` (``record_split``), so a part
+trained or tuned later with another split is refused (``check_split``): thresholds tuned
+on photos the networks trained on would look better than they are.
+Reads CSVs (and writes that one JSON file), no OpenCV.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -50,11 +61,13 @@ def _bucket(stem: str, mod: int = 10) -> int:
     return int(hashlib.sha1(stem.encode("utf-8")).hexdigest(), 16) % mod
 
 
-def tray_part(stem: str) -> str:
+def tray_part(stem: str, val_tenths: int = 1) -> str:
+    """"test", "val" or "train" for a tray source photo; validation takes ``val_tenths``
+    buckets after the two test ones."""
     if stem == "i":
         return "train"
     b = _bucket(stem)
-    return "test" if b in (0, 1) else "val" if b == 2 else "train"
+    return "test" if b in (0, 1) else "val" if b < 2 + val_tenths else "train"
 
 
 def _tray_groups(root: Path) -> dict[str, tuple[str, str]]:
@@ -66,14 +79,21 @@ def _tray_groups(root: Path) -> dict[str, tuple[str, str]]:
 def _trays(root: Path, part: str, colour_only: bool = False) -> list[ManifestImage]:
     groups = _tray_groups(root)
     name = "labels_colour.csv" if colour_only else "labels.csv"
+    part, tenths = _split_name(part)
     return [m for m in load_manifest(root / "trays-mixed-d6" / name)
-            if tray_part(groups.get(m.key, (source_of(m.key), ""))[0]) == part]
+            if tray_part(groups.get(m.key, (source_of(m.key), ""))[0], tenths) == part]
+
+
+def _split_name(part: str) -> tuple[str, int]:
+    """("val", 2) for "val2": a part and how many tenths validation takes (1 unnamed)."""
+    return (part[:-1], 2) if part in ("train2", "val2") else (part, 1)
 
 
 def _table_train(root: Path, part: str) -> list[ManifestImage]:
     items = load_manifest(root / "table-mixed-d6" / "labels_train.csv")
+    part, tenths = _split_name(part)
     want_val = part == "val"
-    return [m for m in items if (_bucket(source_of(m.key)) == 0) == want_val]
+    return [m for m in items if (_bucket(source_of(m.key)) < tenths) == want_val]
 
 
 def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
@@ -81,10 +101,8 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     r = photo_root(root)
     if name == "webcam-white":
         return load_manifest(r / "webcam-white-d6" / "labels.csv")
-    if name == "table-train":
-        return _table_train(r, "train")
-    if name == "table-val":
-        return _table_train(r, "val")
+    if name in ("table-train", "table-val", "table-train2", "table-val2"):
+        return _table_train(r, name.removeprefix("table-"))
     if name == "table-test":
         return load_manifest(r / "table-mixed-d6" / "labels_test.csv")
     if name == "webcam-two":
@@ -98,6 +116,14 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
 
 TRAIN_SETS = ("webcam-white", "table-train", "trays-train")
 VAL_SETS = ("table-val", "trays-val")
+# (train sets, validation sets) by how many tenths of the photos validation takes
+SPLITS = {1: (TRAIN_SETS, VAL_SETS),
+          2: (("webcam-white", "table-train2", "trays-train2"), ("table-val2", "trays-val2"))}
+
+
+def train_of(val_set: str) -> str:
+    """The train split that goes with a validation split ("table-val2" -> "table-train2")."""
+    return val_set.replace("-val", "-train")
 
 
 def manifest_path(name: str, root: str | Path | None = None) -> Path | None:
@@ -120,3 +146,52 @@ def write_manifest(items: list[ManifestImage], path: str | Path) -> Path:
             for d in m.dice:
                 w.writerow([str(m.path.resolve()), d.face, *(round(v) for v in d.box)])
     return path
+
+
+SPLIT_FILE = "split.json"
+
+
+class SplitMismatch(ValueError):
+    """A part asked for with another validation split than the parts already in the
+    training folder (one line naming the folder and both splits)."""
+
+
+def folder_split(out: str | Path) -> int | None:
+    """The split a training or model folder was made with: its ``split.json``, else its
+    reader.json ``val_sets`` (a copied model), else None (nothing trained there yet)."""
+    out = Path(out)
+    path = out / SPLIT_FILE
+    if path.is_file():
+        try:
+            had = json.loads(path.read_text(encoding="utf-8"))["val_tenths"]
+        except (OSError, ValueError, KeyError, TypeError):
+            had = None
+        if had not in SPLITS:
+            raise SplitMismatch(f"{path}: unreadable (delete it only if the folder holds "
+                                "no trained network)")
+        return had
+    try:
+        val_sets = json.loads((out / "reader.json").read_text(encoding="utf-8"))["val_sets"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return next((k for k, (_, v) in SPLITS.items() if list(v) == val_sets), None)
+
+
+def resolve_split(out: str | Path, asked: int | None) -> int:
+    """The split to train or tune ``out`` with: the one asked for, which must be the
+    folder's own when it has one; else the folder's; else 1."""
+    had = folder_split(out)
+    if asked is not None and had is not None and asked != had:
+        raise SplitMismatch(f"{out}: its networks were trained with --val-tenths {had}, "
+                            f"not {asked}")
+    return asked or had or 1
+
+
+def record_split(out: str | Path, val_tenths: int) -> None:
+    """Write ``out/split.json`` (refusing, like ``resolve_split``, another split than one
+    already recorded there, say by a part started at the same time)."""
+    resolve_split(out, val_tenths)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SPLIT_FILE).write_text(json.dumps({"val_tenths": val_tenths}) + "\n",
+                                  encoding="utf-8")

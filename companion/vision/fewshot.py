@@ -122,16 +122,21 @@ FEWSHOT_TUNING = (("table-train", "table-val"), ("trays-train", "trays-val"))
 
 
 def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (1, 3, 10),
-                 seeds: int = 3, wrong_cost: float = 10.0, log=print) -> dict[str, list[float]]:
+                 seeds: int = 3, wrong_cost: float = 10.0, log=print,
+                 val_sets: tuple[str, ...] | None = None) -> dict[str, list[float]]:
     """Choose (min_similarity, min_margin) per number of shots on the validation splits
     only: prototypes from a set's train split, read on its validation split, scored as
-    end-to-end minus ``wrong_cost`` x confidently wrong over ``seeds`` draws."""
+    end-to-end minus ``wrong_cost`` x confidently wrong over ``seeds`` draws. With
+    ``val_sets`` (a model's reader.json ``val_sets``), those splits and their train
+    splits; else ``FEWSHOT_TUNING``."""
     from companion.vision import dice_photos
     from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
 
     cached = []  # (source manifest, [(boxes, probs, emb, labels)])
-    for src, val in FEWSHOT_TUNING:
+    pairs = ([(dice_photos.train_of(v), v) for v in val_sets] if val_sets
+             else FEWSHOT_TUNING)
+    for src, val in pairs:
         rows = []
         for m in dice_photos.load_set(val, root):
             try:

@@ -330,18 +330,28 @@ def learned_reader(model_dir: str | Path | None = None) -> Callable[[np.ndarray]
 # ------------------------------------------------------------------ tuning
 
 
+# the detector and face thresholds tuning tries
+DET_GRID = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
+FACE_GRID = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
+
+
 def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     wrong_cost: float = 10.0, false_cost: float = 1.0,
                     sizes: tuple[int, ...] = (416, 512, 640),
                     views: tuple[int, ...] = (1, 4),
                     low_thresholds: tuple[float, ...] = (0.15, 0.2, 0.3),
                     low_faces: tuple[float, ...] = (0.95, 0.97, 0.99),
-                    upright_weights: tuple[float, ...] = (0.0, 0.3, 0.5, 0.7, 1.0)) -> dict:
+                    upright_weights: tuple[float, ...] = (0.0, 0.3, 0.5, 0.7, 1.0),
+                    val_sets: tuple[str, ...] | None = None) -> dict:
     """Pick the detector and face thresholds (and the faint-box rule), input size,
     test-time views, the upright mix and whether nested boxes stay, on the validation
     splits only. The choice maximises end to end less ``wrong_cost`` per confidently wrong
     die and ``false_cost`` per box where there is no die (a phantom die costs as much as a
-    missed one), over the labelled dice."""
+    missed one), over the labelled dice of ``val_sets`` (default
+    ``dice_photos.VAL_SETS``). Which boxes are kept does not depend on the face
+    threshold, so each kept-box rule is matched to the labels once and every face
+    threshold is counted from that (``_tally``); the figures written are then scored the
+    plain way, as ``companion eval`` would."""
     from companion.vision import dice_photos
     from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
@@ -349,12 +359,13 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     reader = LearnedReader(model_dir, det_threshold=0.1)
     mixes = upright_weights if reader.has_upright else (0.0,)
     val = []
-    for name in dice_photos.VAL_SETS:
+    for name in val_sets or dice_photos.VAL_SETS:
         for m in dice_photos.load_set(name, root):
             try:
                 val.append((load_image(m.path), m.dice))
             except FrameUnreadable:
                 continue
+    labelled = max(1, sum(len(dice) for _, dice in val))
     best = None
     for size, nviews in ((z, v) for v in views for z in sizes):
         reader.det_size = size
@@ -364,33 +375,44 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
             boxes = reader.detect(img, 0.1)
             probs, _, upright = reader.classify_both(img, boxes, upright=reader.has_upright)
             cache.append((boxes, probs, upright, dice))
-        rules = [(mix, dt, ft, low, lf, nested)
-                 for nested in (True, False)  # keep nested boxes or not
-                 for mix in mixes
-                 for dt in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
-                 for ft in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
-                 for low, lf in [(dt, 1.0)] + [(lo, f) for lo in low_thresholds if lo < dt
-                                               for f in low_faces if f >= ft]]
-        for mix, dt, ft, low, lf, nested in rules:
-            reader.det_threshold, reader.det_low_threshold = dt, low
-            reader.low_face_threshold = lf
-            scores, faces = [], []
-            for boxes, probs, upright, dice in cache:
-                rs = readings_from(boxes, mix_upright(probs, upright, mix), ft, reader.keeps,
-                                   nested)
-                scores.append(score_image(predicted_dice(rs), dice))
-                faces.extend(d.face for d in dice)
-            s = summarise(scores, [], faces)
-            # smaller input wins ties (speed)
-            false_share = (s.predicted - s.matched) / max(1, s.labelled)
-            key = (round(s.end_to_end - wrong_cost * s.wrong_share - false_cost * false_share,
-                         3), s.precision, -nviews, -size, -mix, nested)
-            if best is None or key > best[0]:
-                best = (key, dt, ft, s, size, nviews, low, lf, mix, nested)
-        log(f"val at det_size {size} views {nviews}: best so far det {best[1]} face {best[2]} "
-            f"size {best[4]} views {best[5]} end-to-end {best[3].end_to_end:.4f} "
-            f"wrong {best[3].wrong_share:.4f}")
-    _, dt, ft, s, size, nviews, low, lf, mix, nested = best
+        # in the order rules were always tried, so ties go the same way
+        for nested in (True, False):  # keep nested boxes or not
+            for mix in mixes:
+                for dt in DET_GRID:
+                    lows = [(dt, 1.0)] + [(lo, f) for lo in low_thresholds if lo < dt
+                                          for f in low_faces]
+                    tallies = {}
+                    for low, lf in lows:
+                        reader.det_threshold, reader.det_low_threshold = dt, low
+                        reader.low_face_threshold = lf
+                        tallies[low, lf] = _tally(cache, mix, reader.keeps, nested)
+                    for ft in FACE_GRID:
+                        for low, lf in lows:
+                            if (low, lf) != (dt, 1.0) and lf < ft:
+                                continue
+                            predicted, confs, right = tallies[low, lf]
+                            sure = confs >= ft
+                            correct = int(np.count_nonzero(sure & right))
+                            wrong = int(np.count_nonzero(sure & ~right))
+                            matched = len(confs)
+                            precision = matched / predicted if predicted else 0.0
+                            false_share = (predicted - matched) / labelled
+                            key = (round(correct / labelled - wrong_cost * (wrong / labelled)
+                                         - false_cost * false_share, 3), precision, -nviews,
+                                   -size, -mix, nested)
+                            if best is None or key > best[0]:
+                                best = (key, (dt, ft, low, lf, mix, nested), size, nviews,
+                                        cache, correct / labelled, wrong / labelled)
+        (dt, ft, *_), bsize, bviews = best[1], best[2], best[3]
+        log(f"val at det_size {size} views {nviews}: best so far det {dt} face {ft} "
+            f"size {bsize} views {bviews} end-to-end {best[5]:.4f} wrong {best[6]:.4f}")
+    _, (dt, ft, low, lf, mix, nested), size, nviews, cache, _, _ = best
+    reader.det_threshold, reader.det_low_threshold = dt, low
+    reader.low_face_threshold = lf
+    scores = [score_image(predicted_dice(readings_from(
+        boxes, mix_upright(probs, upright, mix), ft, reader.keeps, nested)), dice)
+        for boxes, probs, upright, dice in cache]
+    s = summarise(scores, [], [d.face for _, _, _, dice in cache for d in dice])
     log(f"val: det_size {size} views {nviews} upright_weight {mix} keep_nested {nested} "
         f"det_threshold {dt} "
         f"face_threshold {ft} det_low_threshold {low} low_face_threshold {lf}: precision "
@@ -402,3 +424,26 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
             "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                     "end_to_end": round(s.end_to_end, 4),
                     "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}
+
+
+def _tally(cache, mix: float, keeps: Callable[[float, float], bool], nested: bool
+           ) -> tuple[int, np.ndarray, np.ndarray]:
+    """For one kept-box rule over the cached validation photos: how many boxes are kept,
+    and for each kept box matched to a labelled die, how sure its face reads and whether
+    that face is the label's (what any face threshold then counts)."""
+    from companion.vision.evaluate import PredictedDie, match
+
+    predicted, confs, right = 0, [], []
+    for boxes, probs, upright, dice in cache:
+        p = mix_upright(probs, upright, mix)
+        kept = kept_boxes(boxes, p, keeps, nested)
+        predicted += len(kept)
+        preds = [PredictedDie("", tuple(boxes[i][:4]), ((boxes[i][0] + boxes[i][2]) / 2,
+                                                        (boxes[i][1] + boxes[i][3]) / 2), 0.0)
+                 for i in kept]
+        for pi, li in match(preds, dice):
+            face_p = p[kept[pi]][:NOT_A_DIE]
+            k = int(face_p.argmax())
+            confs.append(float(face_p[k]))
+            right.append(FACES[k] == dice[li].face)
+    return predicted, np.array(confs, np.float64), np.array(right, bool)

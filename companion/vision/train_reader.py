@@ -468,18 +468,25 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           threads: int = 1, parts: tuple[str, ...] = PARTS, log=print,
           init: str | Path | None = None, cls_width: float = 1.0,
           upright_steps: int = 14000, upright_render: bool = False,
-          det_scales: tuple[float, float] = DET_SCALES, small_weight: int = 1) -> Path:
+          det_scales: tuple[float, float] = DET_SCALES, small_weight: int = 1,
+          val_tenths: int | None = None) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
     ``cls-upright`` trains the second, upright classifier (``classifier_upright.onnx``);
-    tuning mixes it in when it is there."""
+    tuning mixes it in when it is there. ``val_tenths`` (1 or 2) is how many tenths of the
+    source photos the validation split takes (``dice_photos.SPLITS``; None: the folder's
+    own, else 1); another than the folder's is refused (``SplitMismatch``)."""
     out = Path(out)
+    val_tenths = dice_photos.resolve_split(out, val_tenths)
+    train_sets, val_sets = dice_photos.SPLITS[val_tenths]
+    if {"det", "cls", "cls-upright"} & set(parts):
+        dice_photos.record_split(out, val_tenths)
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     t0 = time.time()
     if {"det", "cls", "cls-upright"} & set(parts):
-        real = RealImages(dice_photos.TRAIN_SETS, root)
+        real = RealImages(train_sets, root)
         log(f"real train images {len(real)} ({time.time() - t0:.0f}s)")
     if {"det", "cls"} & set(parts) or ("cls-upright" in parts and not upright_render):
         ren = Rendered(rendered, seed)
@@ -513,14 +520,14 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         return out
     from companion.vision.learned import tune_thresholds
 
-    meta = tune_thresholds(out, root=root, log=log)
+    meta = tune_thresholds(out, root=root, log=log, val_sets=val_sets)
     meta.update({"crop": CROP, "seed": seed, "det_steps": det_steps, "det_batch": DET_BATCH,
                  "det_crop": DET_CROP, "det_scales": list(det_scales),
                  "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
                  "cls_width": cls_width, "upright_steps": upright_steps,
                  "upright_render": upright_render, "small_weight": small_weight,
-                 "rendered": rendered, "train_sets": list(dice_photos.TRAIN_SETS),
-                 "val_sets": list(dice_photos.VAL_SETS)})
+                 "rendered": rendered, "train_sets": list(train_sets),
+                 "val_sets": list(val_sets)})
     if init:
         meta["init"] = ("fine-tuned from an earlier run's model (its .pt files, or its ONNX "
                         "files with batch norm frozen)")
@@ -528,7 +535,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     from companion.vision.fewshot import tune_fewshot
     from companion.vision.learned import LearnedReader
 
-    meta["fewshot"] = tune_fewshot(LearnedReader(out), root=root, log=log)
+    meta["fewshot"] = tune_fewshot(LearnedReader(out), root=root, log=log,
+                                   val_sets=val_sets)
     (out / "reader.json").write_text(json.dumps(meta, indent=2) + "\n")
     log(f"done in {time.time() - t0:.0f}s: {out / 'reader.json'}")
     return out

@@ -29,3 +29,12 @@ def test_init_without_the_network_asked_for_names_it(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err == (f"companion train: --init {init}: neither classifier.pt nor "
                    "classifier.onnx there")
+
+
+def test_a_part_with_another_split_than_the_folders_is_one_line(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "split.json").write_text('{"val_tenths": 2}\n')
+    assert main(["train", "--out", str(run), "--part", "tune", "--val-tenths", "1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"companion train: {run}: its networks were trained with --val-tenths 2, not 1")

@@ -389,3 +389,58 @@ def test_without_onnxruntime_the_reader_falls_back_to_opencv(monkeypatch):
     assert r.backend == "opencv"
     image, dice = render_dice_scene(7_000_001)
     assert len(r(image)) >= len(dice) - 1
+
+
+@needs_model
+def test_tuning_picks_what_scoring_every_rule_the_plain_way_picks(tmp_path, monkeypatch):
+    """tune_thresholds counts each face threshold from one matching per kept-box rule;
+    it must choose exactly what scoring each rule through readings_from / score_image
+    (as `companion eval` does) chooses, ties included."""
+    import cv2
+
+    from companion.vision import learned
+    from companion.vision.evaluate import LabelledDie, ManifestImage
+
+    images = []
+    for seed in FROZEN_SEEDS[:8]:
+        img, dice = render_dice_scene(seed, size=416)
+        path = tmp_path / f"{seed}.png"
+        cv2.imwrite(str(path), img)
+        images.append(ManifestImage(path.name, path, tuple(
+            LabelledDie(str(d.face), tuple(float(v) for v in d.box)) for d in dice)))
+    monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: images[:4]
+                        if name == "a" else images[4:])
+    grid = {"sizes": (416,), "views": (1,), "low_thresholds": (0.2,), "low_faces": (0.95,),
+            "upright_weights": (0.0, 0.5)}
+    got = learned.tune_thresholds(MODEL_DIR, log=lambda m: None, val_sets=("a", "b"), **grid)
+
+    reader = LearnedReader(MODEL_DIR, det_threshold=0.1)
+    cache = []
+    for m in images:
+        image = load_image(m.path)
+        boxes = reader.detect(image, 0.1)
+        probs, _, upright = reader.classify_both(image, boxes, upright=True)
+        cache.append((boxes, probs, upright, m.dice))
+    best = None
+    for nested in (True, False):
+        for mix in grid["upright_weights"]:
+            for dt in learned.DET_GRID:
+                for ft in learned.FACE_GRID:
+                    for low, lf in [(dt, 1.0)] + [(0.2, 0.95)] * (dt > 0.2 and ft <= 0.95):
+                        reader.det_threshold, reader.det_low_threshold = dt, low
+                        reader.low_face_threshold = lf
+                        s = summarise([score_image(predicted_dice(learned.readings_from(
+                            b, learned.mix_upright(p, u, mix), ft, reader.keeps, nested)), d)
+                            for b, p, u, d in cache], [])
+                        false = (s.predicted - s.matched) / max(1, s.labelled)
+                        key = (round(s.end_to_end - 10 * s.wrong_share - false, 3),
+                               s.precision, -1, -416, -mix, nested)
+                        if best is None or key > best[0]:
+                            best = (key, dt, ft, low, lf, mix, nested, s)
+    _, dt, ft, low, lf, mix, nested, s = best
+    assert (got["det_threshold"], got["face_threshold"], got["det_low_threshold"],
+            got["low_face_threshold"], got["upright_weight"], got["keep_nested"]) == (
+        dt, ft, low, lf, mix, nested)
+    assert got["val"] == {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
+                          "end_to_end": round(s.end_to_end, 4),
+                          "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}

@@ -1,0 +1,72 @@
+"""The photo sets' splits: the wider validation split, and a training folder's split."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from companion.vision import dice_photos
+from companion.vision.dice_photos import SplitMismatch, folder_split, resolve_split
+
+
+def test_tray_parts_by_tenths():
+    stems = [f"photo{i}" for i in range(400)]
+    one = {s: dice_photos.tray_part(s) for s in stems}
+    two = {s: dice_photos.tray_part(s, 2) for s in stems}
+    # the test part is the same; the wider validation holds the narrow one, taken from train
+    assert {s for s in stems if one[s] == "test"} == {s for s in stems if two[s] == "test"}
+    val1 = {s for s in stems if one[s] == "val"}
+    val2 = {s for s in stems if two[s] == "val"}
+    assert val1 < val2 and all(one[s] == "train" for s in val2 - val1)
+    assert 1.5 < len(val2) / len(val1) < 2.7
+    assert dice_photos.tray_part("i", 2) == "train"  # the unnamed source stays in train
+
+
+@pytest.mark.skipif(not dice_photos.available(), reason="photo sets not found")
+def test_the_wider_split_holds_the_narrow_one_and_keeps_photos_apart():
+    def sources(name):
+        return {dice_photos.source_of(m.key) for m in dice_photos.load_set(name)}
+
+    for kind in ("table", "trays"):
+        val1, val2 = sources(f"{kind}-val"), sources(f"{kind}-val2")
+        train2 = sources(f"{kind}-train2")
+        assert val1 < val2 and not train2 & val2
+        assert train2 | val2 == sources(f"{kind}-train") | val1
+    dice = sum(len(m.dice) for name in dice_photos.SPLITS[2][1]
+               for m in dice_photos.load_set(name))
+    assert dice > 1.8 * sum(len(m.dice) for name in dice_photos.VAL_SETS
+                            for m in dice_photos.load_set(name))
+    assert dice_photos.train_of("trays-val2") == "trays-train2"
+
+
+def test_a_folder_split_comes_from_split_json_else_reader_json(tmp_path):
+    assert folder_split(tmp_path) is None
+    assert resolve_split(tmp_path, None) == 1
+    (tmp_path / "reader.json").write_text(json.dumps({"val_sets": ["table-val2",
+                                                                   "trays-val2"]}))
+    assert folder_split(tmp_path) == 2
+    dice_photos.record_split(tmp_path, 1)  # split.json wins over reader.json
+    assert resolve_split(tmp_path, None) == 1 and resolve_split(tmp_path, 1) == 1
+
+
+def test_the_committed_model_says_its_split():
+    assert folder_split(dice_photos.REPO / "companion" / "data" / "models") in (1, 2)
+
+
+def test_another_split_than_the_folders_is_refused_in_one_line(tmp_path):
+    dice_photos.record_split(tmp_path, 2)
+    with pytest.raises(SplitMismatch) as err:
+        resolve_split(tmp_path, 1)
+    assert str(err.value) == (f"{tmp_path}: its networks were trained with --val-tenths 2, "
+                              "not 1")
+    (tmp_path / "split.json").write_text("{not json")
+    with pytest.raises(SplitMismatch, match="split.json: unreadable"):
+        resolve_split(tmp_path, None)
+
+
+def test_recording_another_split_than_the_one_recorded_is_refused(tmp_path):
+    dice_photos.record_split(tmp_path, 2)  # say, a part started at the same time
+    with pytest.raises(SplitMismatch):
+        dice_photos.record_split(tmp_path, 1)
+    assert folder_split(tmp_path) == 2
