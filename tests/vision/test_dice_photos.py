@@ -46,7 +46,9 @@ def test_a_folder_split_comes_from_split_json_else_reader_json(tmp_path):
     (tmp_path / "reader.json").write_text(json.dumps({"val_sets": ["table-val2",
                                                                    "trays-val2"]}))
     assert folder_split(tmp_path) == 2
-    dice_photos.record_split(tmp_path, 1)  # split.json wins over reader.json
+    with pytest.raises(SplitMismatch):  # the copied model's split is not another one's
+        dice_photos.record_split(tmp_path, 1)
+    (tmp_path / "split.json").write_text('{"val_tenths": 1}\n')  # split.json wins
     assert resolve_split(tmp_path, None) == 1 and resolve_split(tmp_path, 1) == 1
 
 
