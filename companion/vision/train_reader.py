@@ -482,6 +482,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     train_sets, val_sets = dice_photos.SPLITS[val_tenths]
     if {"det", "cls", "cls-upright"} & set(parts):
         dice_photos.record_split(out, val_tenths)
+    log(f"split: --val-tenths {val_tenths} (train {', '.join(train_sets)}; validation "
+        f"{', '.join(val_sets)})")
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     t0 = time.time()
