@@ -20,7 +20,7 @@ narrow validation split and about twice as many dice. The held-aside sets are th
 A model records the sets it was trained and tuned on (reader.json ``train_sets`` /
 ``val_sets``).
 A training folder records its split in ``split.json`` (``record_split``), so a part
-trained or tuned later with another split is refused (``check_split``): thresholds tuned
+trained or tuned later with another split is refused (``resolve_split``): thresholds tuned
 on photos the networks trained on would look better than they are.
 Reads CSVs (and writes that one JSON file), no OpenCV.
 """

@@ -118,25 +118,21 @@ def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
     return out
 
 
-FEWSHOT_TUNING = (("table-train", "table-val"), ("trays-train", "trays-val"))
-
-
 def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (1, 3, 10),
                  seeds: int = 3, wrong_cost: float = 10.0, log=print,
                  val_sets: tuple[str, ...] | None = None) -> dict[str, list[float]]:
     """Choose (min_similarity, min_margin) per number of shots on the validation splits
     only: prototypes from a set's train split, read on its validation split, scored as
-    end-to-end minus ``wrong_cost`` x confidently wrong over ``seeds`` draws. With
-    ``val_sets`` (a model's reader.json ``val_sets``), those splits and their train
-    splits; else ``FEWSHOT_TUNING``."""
+    end-to-end minus ``wrong_cost`` x confidently wrong over ``seeds`` draws. The
+    validation splits are ``val_sets`` (a model's reader.json ``val_sets``; default
+    ``dice_photos.VAL_SETS``), each with its train split (``dice_photos.train_of``)."""
     from companion.vision import dice_photos
     from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
 
     cached = []  # (source manifest, [(boxes, probs, emb, labels)])
-    pairs = ([(dice_photos.train_of(v), v) for v in val_sets] if val_sets
-             else FEWSHOT_TUNING)
-    for src, val in pairs:
+    for val in val_sets or dice_photos.VAL_SETS:
+        src = dice_photos.train_of(val)
         rows = []
         for m in dice_photos.load_set(val, root):
             try:

@@ -378,6 +378,8 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
         # in the order rules were always tried, so ties go the same way
         for nested in (True, False):  # keep nested boxes or not
             for mix in mixes:
+                mixed = [(boxes, mix_upright(probs, upright, mix), dice)
+                         for boxes, probs, upright, dice in cache]
                 for dt in DET_GRID:
                     lows = [(dt, 1.0)] + [(lo, f) for lo in low_thresholds if lo < dt
                                           for f in low_faces]
@@ -385,7 +387,7 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     for low, lf in lows:
                         reader.det_threshold, reader.det_low_threshold = dt, low
                         reader.low_face_threshold = lf
-                        tallies[low, lf] = _tally(cache, mix, reader.keeps, nested)
+                        tallies[low, lf] = _tally(mixed, reader.keeps, nested)
                     for ft in FACE_GRID:
                         for low, lf in lows:
                             if (low, lf) != (dt, 1.0) and lf < ft:
@@ -426,16 +428,16 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}
 
 
-def _tally(cache, mix: float, keeps: Callable[[float, float], bool], nested: bool
+def _tally(mixed, keeps: Callable[[float, float], bool], nested: bool
            ) -> tuple[int, np.ndarray, np.ndarray]:
-    """For one kept-box rule over the cached validation photos: how many boxes are kept,
-    and for each kept box matched to a labelled die, how sure its face reads and whether
-    that face is the label's (what any face threshold then counts)."""
+    """For one kept-box rule over the validation photos' (boxes, mixed probabilities,
+    labelled dice): how many boxes are kept, and for each kept box matched to a labelled
+    die, how sure its face reads and whether that face is the label's (what any face
+    threshold then counts)."""
     from companion.vision.evaluate import PredictedDie, match
 
     predicted, confs, right = 0, [], []
-    for boxes, probs, upright, dice in cache:
-        p = mix_upright(probs, upright, mix)
+    for boxes, p, dice in mixed:
         kept = kept_boxes(boxes, p, keeps, nested)
         predicted += len(kept)
         preds = [PredictedDie("", tuple(boxes[i][:4]), ((boxes[i][0] + boxes[i][2]) / 2,
