@@ -19,7 +19,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.vision.render_dice import _paste_cube, render_dice_scene
+from companion.vision.render_dice import paste_cube, render_dice_scene
 
 SEED = 1028
 STYLE = {"radius": 0.15, "bevel": 0.2, "marble": False, "marble_colour": np.zeros(3),
@@ -40,7 +40,7 @@ def _labelled(img: np.ndarray, dice, title: str) -> np.ndarray:
 
 def _single(face: int, degrees: float, rng: np.random.Generator) -> np.ndarray:
     img = np.full((138, 138, 3), 125, np.float32)
-    img, _ = _paste_cube(rng, img, face, 64, 69, 72, math.radians(degrees), 0.0,
+    img, _ = paste_cube(rng, img, face, 64, 69, 72, math.radians(degrees), 0.0,
                          np.array([0.3, 0.3]), np.array([40, 40, 190], np.float32),
                          np.array([245, 245, 245], np.float32), STYLE)
     out = np.clip(img, 0, 255).astype(np.uint8)

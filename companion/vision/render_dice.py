@@ -3,7 +3,8 @@
 ``synthetic.py`` draws the project's own mat and ivory dice for the tests; this module
 draws what the box may meet at someone else's table: dice of any colour (marbled,
 translucent, black with white pips, coloured pips, square or ring pips), any size from
-about 12 px, seen from above or obliquely (a visible side with its own pips), with
+about 12 px, seen from above or obliquely (a visible side with its own pips; or, with
+``cube``, each die a cube one camera sees from about 20-90 degrees above the table), with
 shadows, uneven light, mats, wood, cloth, paper, clutter and a hand now and then, then
 perspective, blur, noise and JPEG. Every scene comes with its truth: one box and the top
 face per die. Deterministic for a seed. numpy + OpenCV only.
@@ -232,7 +233,7 @@ def cube_quads(side: float, yaw: float, elevation: float, roll: float
     return out
 
 
-def _paste_cube(rng: np.random.Generator, img: np.ndarray, face: int, side: int,
+def paste_cube(rng: np.random.Generator, img: np.ndarray, face: int, side: int,
                 cx: float, cy: float, elevation: float, roll: float, light: np.ndarray,
                 body: np.ndarray, pip: np.ndarray, style: dict
                 ) -> tuple[np.ndarray, tuple[float, float, float, float]]:
@@ -324,7 +325,7 @@ def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
             }
         face = int(rng.integers(1, 7))
         if cube:
-            img, box = _paste_cube(rng, img, face, side, cx, cy, elevation, roll, light,
+            img, box = paste_cube(rng, img, face, side, cx, cy, elevation, roll, light,
                                    body, pip, style)
             dice.append(RenderedDie(face, box))
             continue
