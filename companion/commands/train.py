@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
               parts=tuple(args.part or PARTS), log=lambda m: print(m, flush=True),
               init=args.init, cls_width=args.cls_width, upright_steps=args.upright_steps,
               upright_render=args.upright_render, det_scales=tuple(args.det_scale),
-              small_weight=args.small_weight, val_tenths=args.val_tenths)
+              small_weight=args.small_weight, val_tenths=args.val_tenths,
+              render_cube=args.render_cube)
     except InitUnusable as exc:
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -88,6 +89,10 @@ def register(subparsers) -> None:
     p.add_argument("--upright-render", action="store_true",
                    help="the upright classifier's rendered dice show their sides below "
                         "the top face (as a camera looking down and forward sees them)")
+    p.add_argument("--render-cube", action="store_true",
+                   help="the rendered dice are cubes seen from 20-90 degrees above the "
+                        "table, a low camera seeing a side larger than the top (the upright "
+                        "classifier's camera stands below the scene)")
     p.add_argument("--small-weight", type=int, default=1, metavar="K",
                    help="classifiers: a die under 32 px gives K times as many training crops "
                         "(default 1)")

@@ -3,7 +3,8 @@
 ``synthetic.py`` draws the project's own mat and ivory dice for the tests; this module
 draws what the box may meet at someone else's table: dice of any colour (marbled,
 translucent, black with white pips, coloured pips, square or ring pips), any size from
-about 12 px, seen from above or obliquely (a visible side with its own pips), with
+about 12 px, seen from above or obliquely (a visible side with its own pips; or, with
+``cube``, each die a cube one camera sees from about 20-90 degrees above the table), with
 shadows, uneven light, mats, wood, cloth, paper, clutter and a hand now and then, then
 perspective, blur, noise and JPEG. Every scene comes with its truth: one box and the top
 face per die. Deterministic for a seed. numpy + OpenCV only.
@@ -189,12 +190,98 @@ def _paste(canvas: np.ndarray, patch: np.ndarray, alpha: np.ndarray, quad: np.nd
     region[:] = region * (1 - a) + warped * a
 
 
+# a cube's faces: outward normal, then its corners in turn (unit cube, z up)
+_CUBE_FACES = (
+    ((0, 0, 1), ((-1, -1, 1), (1, -1, 1), (1, 1, 1), (-1, 1, 1))),
+    ((1, 0, 0), ((1, -1, 1), (1, 1, 1), (1, 1, -1), (1, -1, -1))),
+    ((0, 1, 0), ((1, 1, 1), (-1, 1, 1), (-1, 1, -1), (1, 1, -1))),
+    ((-1, 0, 0), ((-1, 1, 1), (-1, -1, 1), (-1, -1, -1), (-1, 1, -1))),
+    ((0, -1, 0), ((-1, -1, 1), (1, -1, 1), (1, -1, -1), (-1, -1, -1))),
+)
+
+
+def side_faces(rng: np.random.Generator, top: int) -> list[int]:
+    """The four side faces of a die showing ``top``, in turn around it (+x, +y, -x, -y):
+    opposite faces sum to 7, so the sides are the two other pairs, each pair across."""
+    a, b = [int(v) for v in rng.permutation([v for v in range(1, 7) if v not in (top, 7 - top)
+                                             and v < 7 - v])]
+    return [a, b, 7 - a, 7 - b]
+
+
+def cube_quads(side: float, yaw: float, elevation: float, roll: float
+               ) -> list[tuple[int, np.ndarray, float]]:
+    """A die of edge ``side`` px, turned ``yaw`` about its vertical axis, seen by a camera
+    ``elevation`` radians above the table (pi/2: straight down) from the image's bottom
+    edge, the picture then turned ``roll``: each visible face as (face index: 0 top, 1-4
+    the sides of ``side_faces``; its four corners in image px about the die's centre; how
+    squarely it faces the camera, 0..1). Orthographic: a top face shrinks by
+    sin(elevation) top to bottom, a side by cos(elevation)."""
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    turn = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+    ce, se = math.cos(elevation), math.sin(elevation)
+    camera = np.array([0.0, -ce, se])  # from the die towards the camera
+    cr, sr = math.cos(roll), math.sin(roll)
+    out = []
+    for i, (normal, corners) in enumerate(_CUBE_FACES):
+        facing = float(turn @ np.array(normal, float) @ camera)
+        if facing <= 0.02:
+            continue
+        p = (np.array(corners, float) * side / 2) @ turn.T
+        u, v = p[:, 0], -p[:, 1] * se - p[:, 2] * ce
+        quad = np.stack([u * cr - v * sr, u * sr + v * cr], axis=1)
+        out.append((i, quad, facing))
+    return out
+
+
+def paste_cube(rng: np.random.Generator, img: np.ndarray, face: int, side: int,
+                cx: float, cy: float, elevation: float, roll: float, light: np.ndarray,
+                body: np.ndarray, pip: np.ndarray, style: dict
+                ) -> tuple[np.ndarray, tuple[float, float, float, float]]:
+    """One die as a cube (``cube_quads``) onto the scene: its shadow, its body, then each
+    visible face with its pips, the top lit best. Answers the scene and the die's box."""
+    h, w = img.shape[:2]
+    el = float(np.clip(elevation + rng.normal(0, math.radians(4)), math.radians(15),
+                       math.radians(90)))
+    faces = cube_quads(side, rng.uniform(0, 2 * math.pi), el, roll)
+    values = [face, *side_faces(rng, face)]
+    pts = np.vstack([q for _, q, _ in faces]) + [cx, cy]
+    hull = cv2.convexHull(pts.astype(np.float32))[:, 0]
+    if rng.random() < 0.7:
+        sh = hull + light * side * rng.uniform(0.1, 0.4)
+        shm = np.zeros((h, w), np.float32)
+        cv2.fillConvexPoly(shm, sh.astype(np.int32), 1.0, cv2.LINE_AA)
+        k = int(side * 0.3) | 1
+        shm = cv2.GaussianBlur(shm, (k, k), 0)
+        img *= (1 - rng.uniform(0.2, 0.6) * shm)[..., None]
+    # the body shows between the rounded faces: edges and bevels, darker
+    sm = np.zeros((h, w), np.float32)
+    cv2.fillConvexPoly(sm, hull.astype(np.int32), 1.0, cv2.LINE_AA)
+    a = sm[..., None] * (0.7 if style["translucent"] else 1.0)
+    img = img * (1 - a) + (body * rng.uniform(0.45, 0.8)) * a
+    for i, quad, facing in faces:
+        shade = 1.0 if i == 0 else rng.uniform(0.5, 0.9)
+        patch, alpha = die_face(rng, values[i], max(8, side), body * shade, pip * shade,
+                                style)
+        if style["translucent"]:
+            alpha = alpha * rng.uniform(0.55, 0.85)
+        if facing > 0.12:  # a face seen edge-on is only the body's edge
+            _paste(img, patch, alpha, np.roll(quad, int(rng.integers(4)), axis=0) + [cx, cy])
+    x0, y0 = pts.min(axis=0)
+    x1, y1 = pts.max(axis=0)
+    return img, (float(x0), float(y0), float(x1), float(y1))
+
+
 def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
-                      upright: bool = False) -> tuple[np.ndarray, list[RenderedDie]]:
+                      upright: bool = False, cube: bool = False
+                      ) -> tuple[np.ndarray, list[RenderedDie]]:
     """A size x size BGR uint8 scene and its dice (box around the visible die, top face).
     An oblique scene shows the dice's sides in any direction, or (``upright``) below
     their top faces, as a camera looking down and forward sees them (within 18 degrees;
-    the same draws, so the scene is otherwise the same)."""
+    the same draws, so the scene is otherwise the same). ``cube`` draws each die as a
+    cube seen by one camera per scene from 20-90 degrees above the table (``cube_quads``):
+    a low camera sees a side face larger than the squashed top face, as in a phone photo
+    across a table, and the sides carry the faces a real die has there (``side_faces``);
+    the camera stands below the scene when ``upright``, anywhere around it otherwise."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     h = w = size
     img = _background(rng, h, w)
@@ -209,6 +296,10 @@ def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
     tilt_dir = rng.uniform(0, 2 * math.pi)
     if upright:  # image y points down: sides below the top face
         tilt_dir = math.pi / 2 + (tilt_dir - math.pi) * 0.1
+    if cube:
+        elevation = math.radians(rng.uniform(65, 90) if rng.random() < 0.25
+                                 else rng.uniform(20, 65))
+        roll = rng.normal(0, math.radians(6)) if upright else rng.uniform(0, 2 * math.pi)
     placed: list[tuple[float, float, float]] = []
     dice: list[RenderedDie] = []
     style = None
@@ -218,7 +309,8 @@ def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
             break
         side = int(rng.uniform(lo, hi))
         cx, cy = rng.uniform(side, w - side), rng.uniform(side, h - side)
-        if any(math.hypot(cx - px, cy - py) < (side + ps) * 0.75 for px, py, ps in placed):
+        apart = 1.0 if cube else 0.75  # a cube seen low is taller than its edge
+        if any(math.hypot(cx - px, cy - py) < (side + ps) * apart for px, py, ps in placed):
             continue
         placed.append((cx, cy, side))
         if style is None or not shared:
@@ -232,6 +324,11 @@ def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
                 "translucent": rng.random() < 0.15,
             }
         face = int(rng.integers(1, 7))
+        if cube:
+            img, box = paste_cube(rng, img, face, side, cx, cy, elevation, roll, light,
+                                   body, pip, style)
+            dice.append(RenderedDie(face, box))
+            continue
         top, alpha = die_face(rng, face, max(8, side), body, pip, style)
         if style["translucent"]:
             alpha = alpha * rng.uniform(0.55, 0.85)

@@ -115,10 +115,11 @@ class RealImages:
 
 
 class Rendered:
-    def __init__(self, n: int, seed: int, upright: bool = False) -> None:
+    def __init__(self, n: int, seed: int, upright: bool = False, cube: bool = False) -> None:
         self.items = []
         for i in range(n):
-            img, dice = render_dice_scene(seed * 100003 + i, size=DET_SIZE, upright=upright)
+            img, dice = render_dice_scene(seed * 100003 + i, size=DET_SIZE, upright=upright,
+                                          cube=cube)
             boxes = np.array([d.box for d in dice], np.float32).reshape(-1, 4)
             faces = np.array([d.face for d in dice], np.int64)
             self.items.append((img, boxes, faces))
@@ -469,14 +470,17 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           init: str | Path | None = None, cls_width: float = 1.0,
           upright_steps: int = 14000, upright_render: bool = False,
           det_scales: tuple[float, float] = DET_SCALES, small_weight: int = 1,
-          val_tenths: int | None = None) -> Path:
+          val_tenths: int | None = None, render_cube: bool = False) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
     ``cls-upright`` trains the second, upright classifier (``classifier_upright.onnx``);
     tuning mixes it in when it is there. ``val_tenths`` (1 or 2) is how many tenths of the
     source photos the validation split takes (``dice_photos.SPLITS``; None: the folder's
-    own, else 1); another than the folder's is refused (``SplitMismatch``)."""
+    own, else 1); another than the folder's is refused (``SplitMismatch``).
+    ``render_cube``: the rendered dice are cubes seen from 20-90 degrees
+    (``render_dice.cube_quads``; the upright classifier's camera below the scene, over
+    ``upright_render``)."""
     out = Path(out)
     val_tenths = dice_photos.resolve_split(out, val_tenths)
     train_sets, val_sets = dice_photos.SPLITS[val_tenths]
@@ -490,9 +494,11 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     if {"det", "cls", "cls-upright"} & set(parts):
         real = RealImages(train_sets, root)
         log(f"real train images {len(real)} ({time.time() - t0:.0f}s)")
-    if {"det", "cls"} & set(parts) or ("cls-upright" in parts and not upright_render):
-        ren = Rendered(rendered, seed)
-        log(f"rendered scenes {len(ren)} ({time.time() - t0:.0f}s)")
+    if {"det", "cls"} & set(parts) or ("cls-upright" in parts
+                                        and not (upright_render or render_cube)):
+        ren = Rendered(rendered, seed, cube=render_cube)
+        log(f"rendered {'cube ' if render_cube else ''}scenes {len(ren)} "
+            f"({time.time() - t0:.0f}s)")
     if "det" in parts:
         torch.manual_seed(seed)
         det = train_detector([real, ren], [0.6, 0.4], det_steps, DET_BATCH, DET_CROP, seed, log,
@@ -506,7 +512,11 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
             continue
         torch.manual_seed(seed + 1)
         steps = upright_steps if upright else cls_steps
-        if upright and upright_render:  # sides below the top face, as a camera sees them
+        if upright and render_cube:  # the camera below the scene: sides under the top
+            ren_up = Rendered(rendered, seed, upright=True, cube=True)
+            log(f"upright cube scenes {len(ren_up)} ({time.time() - t0:.0f}s)")
+            sources = [real, ren_up]
+        elif upright and upright_render:  # sides below the top face, as a camera sees them
             ren_up = Rendered(rendered, seed, upright=True)
             log(f"upright rendered scenes {len(ren_up)} ({time.time() - t0:.0f}s)")
             sources = [real, ren_up]
@@ -527,7 +537,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "det_crop": DET_CROP, "det_scales": list(det_scales),
                  "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
                  "cls_width": cls_width, "upright_steps": upright_steps,
-                 "upright_render": upright_render, "small_weight": small_weight,
+                 "upright_render": upright_render, "render_cube": render_cube,
+                 "small_weight": small_weight,
                  "rendered": rendered, "train_sets": list(train_sets),
                  "val_sets": list(val_sets)})
     if init:

@@ -112,3 +112,18 @@ def test_a_model_to_start_from_that_will_not_load_is_one_line_naming_it(tmp_path
     with pytest.raises(T.InitUnusable, match="detector.pt: cannot load") as exc:
         T._start_from(T.Detector(), tmp_path, "detector", log=lambda m: None)
     assert "\n" not in str(exc.value)
+
+
+def test_render_cube_gives_the_classifiers_cube_scenes_and_is_recorded(tmp_path):
+    from companion.vision import dice_photos
+
+    if not dice_photos.available():
+        pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
+    logs: list[str] = []
+    T.train(tmp_path, parts=("cls-upright",), upright_steps=1, rendered=2, render_cube=True,
+            log=logs.append)
+    assert any(m.startswith("upright cube scenes 2") for m in logs), logs
+    assert not any(m.startswith("rendered scenes") for m in logs)  # no flat scenes drawn
+    assert (tmp_path / "classifier_upright.onnx").is_file()
+    flat, cube = T.Rendered(1, 0, upright=True), T.Rendered(1, 0, upright=True, cube=True)
+    assert not np.array_equal(flat.get(0)[0], cube.get(0)[0])
