@@ -233,13 +233,35 @@ def cube_quads(side: float, yaw: float, elevation: float, roll: float
     return out
 
 
+def _shadow(rng: np.random.Generator, img: np.ndarray, outline: np.ndarray,
+            light: np.ndarray, side: float) -> None:
+    """A soft shadow of the die's ``outline``, cast away from the light (in place)."""
+    h, w = img.shape[:2]
+    sh = outline + light * side * rng.uniform(0.1, 0.4)
+    shm = np.zeros((h, w), np.float32)
+    cv2.fillConvexPoly(shm, sh.astype(np.int32), 1.0, cv2.LINE_AA)
+    k = int(side * 0.3) | 1
+    shm = cv2.GaussianBlur(shm, (k, k), 0)
+    img *= (1 - rng.uniform(0.2, 0.6) * shm)[..., None]
+
+
+def _body(rng: np.random.Generator, img: np.ndarray, hull: np.ndarray, body: np.ndarray,
+          style: dict) -> np.ndarray:
+    """The die's body over its convex ``hull``, darker than its faces (see-through when
+    translucent)."""
+    h, w = img.shape[:2]
+    sm = np.zeros((h, w), np.float32)
+    cv2.fillConvexPoly(sm, hull.astype(np.int32), 1.0, cv2.LINE_AA)
+    a = sm[..., None] * (0.7 if style["translucent"] else 1.0)
+    return img * (1 - a) + (body * rng.uniform(0.45, 0.8)) * a
+
+
 def paste_cube(rng: np.random.Generator, img: np.ndarray, face: int, side: int,
                 cx: float, cy: float, elevation: float, roll: float, light: np.ndarray,
                 body: np.ndarray, pip: np.ndarray, style: dict
                 ) -> tuple[np.ndarray, tuple[float, float, float, float]]:
     """One die as a cube (``cube_quads``) onto the scene: its shadow, its body, then each
     visible face with its pips, the top lit best. Answers the scene and the die's box."""
-    h, w = img.shape[:2]
     el = float(np.clip(elevation + rng.normal(0, math.radians(4)), math.radians(15),
                        math.radians(90)))
     faces = cube_quads(side, rng.uniform(0, 2 * math.pi), el, roll)
@@ -247,17 +269,9 @@ def paste_cube(rng: np.random.Generator, img: np.ndarray, face: int, side: int,
     pts = np.vstack([q for _, q, _ in faces]) + [cx, cy]
     hull = cv2.convexHull(pts.astype(np.float32))[:, 0]
     if rng.random() < 0.7:
-        sh = hull + light * side * rng.uniform(0.1, 0.4)
-        shm = np.zeros((h, w), np.float32)
-        cv2.fillConvexPoly(shm, sh.astype(np.int32), 1.0, cv2.LINE_AA)
-        k = int(side * 0.3) | 1
-        shm = cv2.GaussianBlur(shm, (k, k), 0)
-        img *= (1 - rng.uniform(0.2, 0.6) * shm)[..., None]
+        _shadow(rng, img, hull, light, side)
     # the body shows between the rounded faces: edges and bevels, darker
-    sm = np.zeros((h, w), np.float32)
-    cv2.fillConvexPoly(sm, hull.astype(np.int32), 1.0, cv2.LINE_AA)
-    a = sm[..., None] * (0.7 if style["translucent"] else 1.0)
-    img = img * (1 - a) + (body * rng.uniform(0.45, 0.8)) * a
+    img = _body(rng, img, hull, body, style)
     for i, quad, facing in faces:
         shade = 1.0 if i == 0 else rng.uniform(0.5, 0.9)
         patch, alpha = die_face(rng, values[i], max(8, side), body * shade, pip * shade,
@@ -345,12 +359,7 @@ def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
         quad = corners + [cx, cy]
         # shadow
         if rng.random() < 0.7:
-            sh = quad + light * side * rng.uniform(0.1, 0.4)
-            shm = np.zeros((h, w), np.float32)
-            cv2.fillConvexPoly(shm, sh.astype(np.int32), 1.0, cv2.LINE_AA)
-            k = int(side * 0.3) | 1
-            shm = cv2.GaussianBlur(shm, (k, k), 0)
-            img *= (1 - rng.uniform(0.2, 0.6) * shm)[..., None]
+            _shadow(rng, img, quad, light, side)
         box_pts = [quad]
         if tilt > 0:
             d = np.array([math.cos(tilt_dir), math.sin(tilt_dir)])
@@ -360,10 +369,7 @@ def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
                                      pip * 0.7, style)
             # the side: the hull of top and shifted top, darker; then the top over it
             hull = cv2.convexHull(np.vstack([quad, side_quad]).astype(np.float32))[:, 0]
-            sm = np.zeros((h, w), np.float32)
-            cv2.fillConvexPoly(sm, hull.astype(np.int32), 1.0, cv2.LINE_AA)
-            a = sm[..., None] * (0.7 if style["translucent"] else 1.0)
-            img = img * (1 - a) + (body * rng.uniform(0.45, 0.8)) * a
+            img = _body(rng, img, hull, body, style)
             _paste(img, sface * 0.8, salpha, side_quad)
             box_pts.append(hull)
         _paste(img, top, alpha, quad)
