@@ -257,9 +257,9 @@ def _body(rng: np.random.Generator, img: np.ndarray, hull: np.ndarray, body: np.
 
 
 def paste_cube(rng: np.random.Generator, img: np.ndarray, face: int, side: int,
-                cx: float, cy: float, elevation: float, roll: float, light: np.ndarray,
-                body: np.ndarray, pip: np.ndarray, style: dict
-                ) -> tuple[np.ndarray, tuple[float, float, float, float]]:
+               cx: float, cy: float, elevation: float, roll: float, light: np.ndarray,
+               body: np.ndarray, pip: np.ndarray, style: dict
+               ) -> tuple[np.ndarray, tuple[float, float, float, float]]:
     """One die as a cube (``cube_quads``) onto the scene: its shadow, its body, then each
     visible face with its pips, the top lit best. Answers the scene and the die's box."""
     el = float(np.clip(elevation + rng.normal(0, math.radians(4)), math.radians(15),
@@ -314,6 +314,7 @@ def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
         elevation = math.radians(rng.uniform(65, 90) if rng.random() < 0.25
                                  else rng.uniform(20, 65))
         roll = rng.normal(0, math.radians(6)) if upright else rng.uniform(0, 2 * math.pi)
+    apart = 1.0 if cube else 0.75  # how close two dice stand: a cube seen low is taller
     placed: list[tuple[float, float, float]] = []
     dice: list[RenderedDie] = []
     style = None
@@ -323,7 +324,6 @@ def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
             break
         side = int(rng.uniform(lo, hi))
         cx, cy = rng.uniform(side, w - side), rng.uniform(side, h - side)
-        apart = 1.0 if cube else 0.75  # a cube seen low is taller than its edge
         if any(math.hypot(cx - px, cy - py) < (side + ps) * apart for px, py, ps in placed):
             continue
         placed.append((cx, cy, side))
@@ -340,7 +340,7 @@ def render_dice_scene(seed: int | np.random.Generator, size: int = 416, *,
         face = int(rng.integers(1, 7))
         if cube:
             img, box = paste_cube(rng, img, face, side, cx, cy, elevation, roll, light,
-                                   body, pip, style)
+                                  body, pip, style)
             dice.append(RenderedDie(face, box))
             continue
         top, alpha = die_face(rng, face, max(8, side), body, pip, style)

@@ -512,13 +512,10 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
             continue
         torch.manual_seed(seed + 1)
         steps = upright_steps if upright else cls_steps
-        if upright and render_cube:  # the camera below the scene: sides under the top
-            ren_up = Rendered(rendered, seed, upright=True, cube=True)
-            log(f"upright cube scenes {len(ren_up)} ({time.time() - t0:.0f}s)")
-            sources = [real, ren_up]
-        elif upright and upright_render:  # sides below the top face, as a camera sees them
-            ren_up = Rendered(rendered, seed, upright=True)
-            log(f"upright rendered scenes {len(ren_up)} ({time.time() - t0:.0f}s)")
+        if upright and (render_cube or upright_render):  # sides below the top face
+            ren_up = Rendered(rendered, seed, upright=True, cube=render_cube)
+            log(f"upright {'cube' if render_cube else 'rendered'} scenes {len(ren_up)} "
+                f"({time.time() - t0:.0f}s)")
             sources = [real, ren_up]
         else:
             sources = [real, ren]

@@ -114,7 +114,7 @@ def test_a_model_to_start_from_that_will_not_load_is_one_line_naming_it(tmp_path
     assert "\n" not in str(exc.value)
 
 
-def test_render_cube_gives_the_classifiers_cube_scenes_and_is_recorded(tmp_path):
+def test_render_cube_gives_the_upright_classifier_cube_scenes_only(tmp_path):
     from companion.vision import dice_photos
 
     if not dice_photos.available():
