@@ -22,6 +22,10 @@ def bad_args(args: argparse.Namespace) -> str | None:
         return f"--det-scale {lo:g} {hi:g}: needs 0 < LO <= HI"
     if args.small_weight < 1:
         return f"--small-weight {args.small_weight}: needs at least 1"
+    if not 0 <= args.part_negatives <= 1:
+        return f"--part-negatives {args.part_negatives:g}: needs a share from 0 to 1"
+    if args.false_peaks and not (Path(args.false_peaks) / "detector.onnx").is_file():
+        return f"--false-peaks {args.false_peaks}: no detector.onnx there"
     if args.init:
         for part in args.part or PARTS:
             name = NETWORKS.get(part)
@@ -49,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     from companion.vision import dice_photos
+    from companion.vision.learned import ModelUnreadable
 
     if not dice_photos.available(args.photos):
         print(f"companion train: photo sets not found under {dice_photos.photo_root(args.photos)}",
@@ -61,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
               init=args.init, cls_width=args.cls_width, upright_steps=args.upright_steps,
               upright_render=args.upright_render, det_scales=tuple(args.det_scale),
               small_weight=args.small_weight, val_tenths=args.val_tenths,
-              render_cube=args.render_cube)
-    except InitUnusable as exc:
+              render_cube=args.render_cube, false_peaks=args.false_peaks,
+              part_negatives=args.part_negatives)
+    except (InitUnusable, ModelUnreadable) as exc:
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
     return 0
@@ -96,6 +102,12 @@ def register(subparsers) -> None:
     p.add_argument("--small-weight", type=int, default=1, metavar="K",
                    help="classifiers: a die under 32 px gives K times as many training crops "
                         "(default 1)")
+    p.add_argument("--false-peaks", default=None, metavar="DIR",
+                   help="classifiers: the boxes DIR's detector finds on the fully labelled "
+                        "train photos where no die is labelled are taught as 'not a die'")
+    p.add_argument("--part-negatives", type=float, default=0.0, metavar="SHARE",
+                   help="classifiers: this share of the dice also gives a crop of part of "
+                        "the die (a side, a corner) as 'not a die' (default 0)")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune each part from DIR's model at a lower rate: its .pt file, "

@@ -2,7 +2,9 @@
 
 Run time is ONNX Runtime (about 2-4x faster than OpenCV's DNN module here, measured
 by benchmarks/reader_accuracy.py --backends) or, when it is not installed, OpenCV's DNN
-module, on the two ONNX files under ``companion/data/models/`` (never torch).
+module, on the ONNX files under ``companion/data/models/`` (never torch): the detector,
+the turned classifier, and the upright classifiers (``reader.json`` ``upright_files``,
+their probabilities averaged; issue 8h).
 ``LearnedReader()(image)`` returns DieReadings (set "pip") like ``pips.read_pip_dice``.
 A box is kept when the detector scores it at least ``det_threshold``, or at least
 ``det_low_threshold`` and the classifier reads its face at least ``low_face_threshold``
@@ -44,7 +46,8 @@ FACES = ("1", "2", "3", "4", "5", "6")
 DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": None,
             "low_face_threshold": 1.0, "det_size": 416,
             "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32,
-            "upright_weight": 0.0, "keep_nested": True}
+            "upright_weight": 0.0, "keep_nested": True, "upright_files": None}
+UPRIGHT = "classifier_upright.onnx"
 
 
 class ModelMissing(RuntimeError):
@@ -77,6 +80,11 @@ def _read_meta(path: Path) -> dict:
     if not isinstance(meta["keep_nested"], bool):
         raise ModelUnreadable(f"{path}: key 'keep_nested' must be true or false, not "
                               f"{meta['keep_nested']!r}")
+    files = meta["upright_files"]
+    if files is not None and (not isinstance(files, list) or not files or not all(
+            isinstance(f, str) and f and Path(f).name == f for f in files)):
+        raise ModelUnreadable(f"{path}: key 'upright_files' must be a list of file names "
+                              f"in the model folder, not {files!r}")
     table = meta.get("fewshot") or {}
     try:
         meta["fewshot"] = {str(int(n)): [float(v[0]), float(v[1])] for n, v in table.items()}
@@ -112,7 +120,8 @@ class LearnedReader:
 
     def __init__(self, model_dir: str | Path | None = None, *, threads: int = 1,
                  det_threshold: float | None = None, face_threshold: float | None = None,
-                 det_size: int | None = None, backend: str = "auto") -> None:
+                 det_size: int | None = None, backend: str = "auto",
+                 upright_files: list[str] | None = None) -> None:
         d = Path(model_dir) if model_dir else MODEL_DIR
         det, cls = d / "detector.onnx", d / "classifier.onnx"
         if not det.is_file() or not cls.is_file():
@@ -141,9 +150,18 @@ class LearnedReader:
         self.views = int(meta["views"])
         # The upright classifier (classifier_upright.onnx, optional): trained keeping the
         # photo's up, so in an oblique view it knows the top face from the sides; read on
-        # the crop as it is, its probabilities mixed in at ``upright_weight``.
-        up = d / "classifier_upright.onnx"
-        self.upright_weight = float(meta["upright_weight"]) if up.is_file() else 0.0
+        # the crop as it is, its probabilities mixed in at ``upright_weight``. reader.json
+        # ``upright_files`` (issue 8h) may name several, whose probabilities are averaged;
+        # each must be there.
+        named = upright_files or meta["upright_files"]
+        ups = [d / f for f in named or [UPRIGHT]]
+        missing = [u.name for u in ups if not u.is_file()]
+        if named and missing:
+            raise ModelUnreadable(f"{d / 'reader.json'}: upright classifier "
+                                  f"{missing[0]} is not in {d}")
+        ups = [] if missing else ups
+        self.upright_files = [u.name for u in ups]
+        self.upright_weight = float(meta["upright_weight"]) if ups else 0.0
         self.crop_size = int(meta["crop"])  # the classifier's input side (px)
         self.backend = backend
         if backend in ("auto", "onnxruntime"):
@@ -166,15 +184,15 @@ class LearnedReader:
 
                 self._det_s = session(det)
                 self._cls_s = session(cls)
-                self._up_s = session(up) if up.is_file() else None
+                self._up_s = [session(u) for u in ups]
                 shape = self._cls_s.get_inputs()[0].shape
                 if isinstance(shape[-1], int):  # the network's own input side wins
                     self.crop_size = shape[-1]
         if self.backend == "opencv":
             self._det = _load(det, cv2.dnn.readNetFromONNX)
             self._cls = _load(cls, cv2.dnn.readNetFromONNX)
-            self._up = _load(up, cv2.dnn.readNetFromONNX) if up.is_file() else None
-        self.has_upright = up.is_file()
+            self._up = [_load(u, cv2.dnn.readNetFromONNX) for u in ups]
+        self.has_upright = bool(ups)
         self._lock = threading.Lock()  # one forward at a time per network pair
 
     # -- the two stages
@@ -237,16 +255,20 @@ class LearnedReader:
         probs = _softmax(logits).reshape(-1, n, logits.shape[1]).mean(axis=0)
         emb = emb.reshape(-1, n, emb.shape[1]).mean(axis=0)
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-6)
-        up = (_softmax(self._forward("up", crops_blob(crops))[0])
-              if upright and self.has_upright else None)
+        up = None
+        if upright and self.has_upright:
+            blob = crops_blob(crops)
+            nets = self._up_s if self.backend == "onnxruntime" else self._up
+            up = np.mean([_softmax(self._forward(net, blob)[0]) for net in nets], axis=0)
         return probs, emb, up
 
-    def _forward(self, which: str, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _forward(self, which: str | Any, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(logits, embeddings) of the turned classifier ("cls") or of one network."""
         if self.backend == "onnxruntime":
-            session = self._cls_s if which == "cls" else self._up_s
+            session = self._cls_s if which == "cls" else which
             logits, emb = session.run(None, {"crops": blob})
         else:
-            net = self._cls if which == "cls" else self._up
+            net = self._cls if which == "cls" else which
             net.setInput(blob)
             logits, emb = net.forward(["logits", "embedding"])
         return logits, emb
@@ -356,7 +378,8 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
 
-    reader = LearnedReader(model_dir, det_threshold=0.1)
+    reader = LearnedReader(model_dir, det_threshold=0.1,
+                           upright_files=upright_members(model_dir))
     mixes = upright_weights if reader.has_upright else (0.0,)
     val = []
     for name in val_sets or dice_photos.VAL_SETS:
@@ -423,9 +446,19 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     return {"det_threshold": dt, "face_threshold": ft, "det_low_threshold": low,
             "low_face_threshold": lf, "det_size": size, "views": nviews,
             "upright_weight": mix, "keep_nested": nested,
+            "upright_files": reader.upright_files or None,
             "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                     "end_to_end": round(s.end_to_end, 4),
                     "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}
+
+
+def upright_members(model_dir: str | Path) -> list[str] | None:
+    """The upright classifiers a training folder holds, to be averaged: its
+    classifier_upright.onnx, then any classifier_upright_*.onnx by name (None: none)."""
+    d = Path(model_dir)
+    if not (d / UPRIGHT).is_file():
+        return None
+    return [UPRIGHT, *sorted(p.name for p in d.glob("classifier_upright_*.onnx"))]
 
 
 def _tally(mixed, keeps: Callable[[float, float], bool], nested: bool

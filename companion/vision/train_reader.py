@@ -28,7 +28,16 @@ import torch.nn.functional as F
 from torch import nn
 
 from companion.vision import dice_photos
-from companion.vision.learned_model import CROP, CROP_SPAN, DET_SIZE, NOT_A_DIE, STRIDE, crop
+from companion.vision.learned_model import (
+    CROP,
+    CROP_SPAN,
+    DET_SIZE,
+    NOT_A_DIE,
+    STRIDE,
+    crop,
+    decode,
+    letterbox,
+)
 from companion.vision.render_dice import render_dice_scene
 
 UPRIGHT_TURN = 12.0  # degrees (standard deviation) an upright classifier crop is turned
@@ -99,11 +108,15 @@ class RealImages:
 
     def __init__(self, names: tuple[str, ...], root: str | Path | None) -> None:
         self.items: list[tuple[bytes, np.ndarray, np.ndarray]] = []
+        self.sets: list[str] = []  # each photo's set name
+        # per photo: boxes a detector found where no die is labelled (``mine_false_peaks``)
+        self.false_peaks: list[np.ndarray] = []
         for name in names:
             for m in dice_photos.load_set(name, root):
                 boxes = np.array([d.box for d in m.dice], np.float32)
                 faces = np.array([int(d.face) for d in m.dice], np.int64)
                 self.items.append((m.path.read_bytes(), boxes, faces))
+                self.sets.append(name)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -112,6 +125,39 @@ class RealImages:
         data, boxes, faces = self.items[i]
         img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
         return img, boxes.copy(), faces.copy()
+
+
+def mine_false_peaks(real: RealImages, model_dir: str | Path, threshold: float = 0.3,
+                     sizes: tuple[int, ...] = (416, 512), log=print) -> int:
+    """Fill ``real.false_peaks``: the boxes the detector in ``model_dir`` scores at least
+    ``threshold`` (at each input side of ``sizes``) on each photo of a fully labelled set
+    (``dice_photos.fully_labelled``) that hold no labelled die (neither centre inside the
+    other's box), one box per place. The classifiers then learn them as "not a die".
+    Returns how many were found; a detector that will not load is ``ModelUnreadable``."""
+    from companion.vision.learned import _load
+
+    session = _load(Path(model_dir) / "detector.onnx", cv2.dnn.readNetFromONNX)
+    real.false_peaks = []
+    for i, name in enumerate(real.sets):
+        found: list[tuple[float, float, float, float]] = []
+        if dice_photos.fully_labelled(name):
+            img, boxes, _ = real.get(i)
+            for size in sizes:
+                blob, scale = letterbox(img, size)
+                session.setInput(blob)
+                hm, wh = session.forward(["hm", "wh"])
+                for x0, y0, x1, y1, _ in decode(hm, wh, scale, threshold):
+                    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+                    if any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3]
+                           or x0 <= (b[0] + b[2]) / 2 <= x1 and y0 <= (b[1] + b[3]) / 2 <= y1
+                           for b in [*boxes, *found]):
+                        continue
+                    found.append((x0, y0, x1, y1))
+        real.false_peaks.append(np.array(found, np.float32).reshape(-1, 4))
+    n = sum(len(f) for f in real.false_peaks)
+    log(f"false peaks of {model_dir}'s detector (score >= {threshold}) on the fully "
+        f"labelled train photos: {n}")
+    return n
 
 
 class Rendered:
@@ -206,12 +252,17 @@ def _focal(pred: torch.Tensor, gt: torch.Tensor) -> torch.Tensor:
 
 def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                  rng: np.random.Generator, per_die: int, backgrounds: int,
-                 upright: bool = False, small_weight: int = 1
+                 upright: bool = False, small_weight: int = 1,
+                 false_peaks: np.ndarray | None = None, part_share: float = 0.0
                  ) -> tuple[list[np.ndarray], list[int]]:
     """Jittered crops of each die and of table with no die. Turned any way, or (upright)
     only a little and mirrored half the time: a photo's up stays up, so in an oblique view
     the top face stays the one above the sides. A die under ``SMALL_DIE`` px gives
-    ``small_weight`` times as many crops."""
+    ``small_weight`` times as many crops. Also "not a die": two crops of each of
+    ``false_peaks`` (boxes a detector found where no die is), and for a ``part_share`` of
+    the dice one crop of a part of the die (a third to two thirds of its size, its centre
+    off the die's by a third to two thirds of it), as a detector's box on a die's side or
+    corner looks."""
     out, labels = [], []
 
     def angle() -> float:
@@ -231,6 +282,21 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
             cy = (y0 + y1) / 2 + rng.normal(0, 0.06) * side0
             out.append(maybe_mirror(crop(img, cx, cy, side, angle())))
             labels.append(int(face) - 1)
+        if part_share and rng.random() < part_share:
+            away, turn = side0 * rng.uniform(0.33, 0.67), rng.uniform(0, 2 * math.pi)
+            out.append(maybe_mirror(crop(img, (x0 + x1) / 2 + away * math.cos(turn),
+                                         (y0 + y1) / 2 + away * math.sin(turn),
+                                         side0 * CROP_SPAN * rng.uniform(0.33, 0.67),
+                                         angle())))
+            labels.append(NOT_A_DIE)
+    for x0, y0, x1, y1 in false_peaks if false_peaks is not None else ():
+        side0 = max(x1 - x0, y1 - y0)
+        for _ in range(2):
+            side = side0 * CROP_SPAN * rng.uniform(0.8, 1.3)
+            out.append(maybe_mirror(crop(img, (x0 + x1) / 2 + rng.normal(0, 0.06) * side0,
+                                         (y0 + y1) / 2 + rng.normal(0, 0.06) * side0,
+                                         side, angle())))
+            labels.append(NOT_A_DIE)
     sizes = [max(b[2] - b[0], b[3] - b[1]) for b in boxes] or [w / 10]
     for _ in range(backgrounds):
         side = float(rng.choice(sizes)) * CROP_SPAN * rng.uniform(0.7, 1.5)
@@ -401,8 +467,11 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
 
 def train_classifier(sources: list, weights: list[float], steps: int, batch: int, seed: int,
                      log, init: Path | None = None, width: float = 1.0,
-                     upright: bool = False, small_weight: int = 1) -> Classifier:
-    """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate."""
+                     upright: bool = False, small_weight: int = 1,
+                     part_share: float = 0.0) -> Classifier:
+    """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
+    A source's ``false_peaks`` (when it has them) and ``part_share`` of its dice give
+    "not a die" crops (``_cls_samples``)."""
     rng = np.random.default_rng(seed + 1)
     model = Classifier(width)
     frozen = _start_from(model, init, "classifier_upright" if upright else "classifier", log)
@@ -419,10 +488,14 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     for step in range(steps):
         while len(pool) < batch * 4:
             src = sources[int(rng.choice(len(sources), p=p))]
-            img, boxes, faces = src.get(int(rng.integers(len(src))))
+            i = int(rng.integers(len(src)))
+            img, boxes, faces = src.get(i)
+            peaks = getattr(src, "false_peaks", None)
             cs, ls = _cls_samples(img, boxes, faces, rng, per_die=3,
                                   backgrounds=max(1, len(boxes) // 3), upright=upright,
-                                  small_weight=small_weight)
+                                  small_weight=small_weight,
+                                  false_peaks=peaks[i] if peaks else None,
+                                  part_share=part_share)
             pool.extend(zip(cs, ls, strict=True))
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
@@ -470,7 +543,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           init: str | Path | None = None, cls_width: float = 1.0,
           upright_steps: int = 14000, upright_render: bool = False,
           det_scales: tuple[float, float] = DET_SCALES, small_weight: int = 1,
-          val_tenths: int | None = None, render_cube: bool = False) -> Path:
+          val_tenths: int | None = None, render_cube: bool = False,
+          false_peaks: str | Path | None = None, part_negatives: float = 0.0) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -480,7 +554,10 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     own, else 1); another than the folder's is refused (``SplitMismatch``).
     ``render_cube``: the rendered dice are cubes seen from 20-90 degrees
     (``render_dice.cube_quads``; the upright classifier's camera below the scene, over
-    ``upright_render``)."""
+    ``upright_render``). ``false_peaks``: a model folder whose detector's false peaks on
+    the fully labelled train photos the classifiers learn as "not a die"
+    (``mine_false_peaks``); ``part_negatives``: the share of dice that also give a crop
+    of a part of the die as "not a die" (``_cls_samples``)."""
     out = Path(out)
     val_tenths = dice_photos.resolve_split(out, val_tenths)
     train_sets, val_sets = dice_photos.SPLITS[val_tenths]
@@ -494,6 +571,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     if {"det", "cls", "cls-upright"} & set(parts):
         real = RealImages(train_sets, root)
         log(f"real train images {len(real)} ({time.time() - t0:.0f}s)")
+        if false_peaks and {"cls", "cls-upright"} & set(parts):
+            mine_false_peaks(real, false_peaks, log=log)
     if {"det", "cls"} & set(parts) or ("cls-upright" in parts
                                         and not (upright_render or render_cube)):
         ren = Rendered(rendered, seed, cube=render_cube)
@@ -521,7 +600,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
             sources = [real, ren]
         cls = train_classifier(sources, [0.65, 0.35], steps, CLS_BATCH, seed, log,
                                init=Path(init) if init else None,
-                               width=cls_width, upright=upright, small_weight=small_weight)
+                               width=cls_width, upright=upright, small_weight=small_weight,
+                               part_share=part_negatives)
         _export_cls(cls, out, name)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")
@@ -536,6 +616,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "cls_width": cls_width, "upright_steps": upright_steps,
                  "upright_render": upright_render, "render_cube": render_cube,
                  "small_weight": small_weight,
+                 "false_peaks": str(false_peaks) if false_peaks else None,
+                 "part_negatives": part_negatives,
                  "rendered": rendered, "train_sets": list(train_sets),
                  "val_sets": list(val_sets)})
     if init:

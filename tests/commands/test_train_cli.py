@@ -11,6 +11,8 @@ from companion.cli import main
     (["--det-scale", "0", "1.5"], "--det-scale 0 1.5: needs 0 < LO <= HI"),
     (["--det-scale", "2", "1"], "--det-scale 2 1: needs 0 < LO <= HI"),
     (["--small-weight", "0"], "--small-weight 0: needs at least 1"),
+    (["--part-negatives", "1.5"], "--part-negatives 1.5: needs a share from 0 to 1"),
+    (["--false-peaks", "/nowhere"], "--false-peaks /nowhere: no detector.onnx there"),
 ])
 def test_bad_options_are_one_line(tmp_path, capsys, extra, names):
     assert main(["train", "--out", str(tmp_path / "run"), *extra]) == 2

@@ -23,6 +23,13 @@ def test_tray_parts_by_tenths():
     assert dice_photos.tray_part("i", 2) == "train"  # the unnamed source stays in train
 
 
+def test_only_the_table_sets_leave_dice_unlabelled():
+    for name in ("table-train", "table-val2", "table-test"):
+        assert not dice_photos.fully_labelled(name)
+    for name in ("trays-train", "trays-colour-test", "webcam-white", "webcam-two"):
+        assert dice_photos.fully_labelled(name)
+
+
 @pytest.mark.skipif(not dice_photos.available(), reason="photo sets not found")
 def test_the_wider_split_holds_the_narrow_one_and_keeps_photos_apart():
     def sources(name):

@@ -127,3 +127,82 @@ def test_render_cube_gives_the_upright_classifier_cube_scenes_only(tmp_path):
     assert (tmp_path / "classifier_upright.onnx").is_file()
     flat, cube = T.Rendered(1, 0, upright=True), T.Rendered(1, 0, upright=True, cube=True)
     assert not np.array_equal(flat.get(0)[0], cube.get(0)[0])
+
+
+def test_parts_of_dice_and_false_peaks_are_not_a_die():
+    img = np.full((200, 200, 3), 90, np.uint8)
+    boxes = np.array([[10, 10, 50, 50], [100, 100, 160, 160]], np.float32)
+    faces = np.array([2, 5])
+    peaks = np.array([[150, 20, 180, 50]], np.float32)
+    crops, labels = T._cls_samples(img, boxes, faces, np.random.default_rng(0), per_die=1,
+                                   backgrounds=0, part_share=1.0, false_peaks=peaks)
+    # each die: its face, then a part of it; the false peak: two crops
+    assert labels == [1, T.NOT_A_DIE, 4, T.NOT_A_DIE, T.NOT_A_DIE, T.NOT_A_DIE]
+    assert len(crops) == len(labels)
+    plain = T._cls_samples(img, boxes, faces, np.random.default_rng(0), per_die=1,
+                           backgrounds=0)[1]
+    assert plain == [1, 4]  # by default neither
+
+
+def test_part_of_a_die_is_off_its_centre_and_smaller(monkeypatch):
+    seen = []
+
+    def crop(img, cx, cy, side, angle=0.0, size=T.CROP):
+        seen.append((cx, cy, side))
+        return np.zeros((size, size, 3), np.uint8)
+
+    monkeypatch.setattr(T, "crop", crop)
+    img = np.zeros((300, 300, 3), np.uint8)
+    boxes = np.array([[100, 100, 200, 200]], np.float32)  # a 100 px die centred at 150
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        seen.clear()
+        _, labels = T._cls_samples(img, boxes, np.array([1]), rng, per_die=1,
+                                   backgrounds=0, part_share=1.0)
+        assert labels == [0, T.NOT_A_DIE]
+        (wx, wy, whole), (px, py, part) = seen
+        assert math.hypot(wx - 150, wy - 150) < 30 and whole >= 0.8 * T.CROP_SPAN * 100
+        # a part: its centre a third to two thirds of the die off, a third to two
+        # thirds of the die's crop in size
+        assert 33 <= math.hypot(px - 150, py - 150) <= 67
+        assert 0.33 * T.CROP_SPAN * 100 <= part <= 0.67 * T.CROP_SPAN * 100
+
+
+def test_false_peaks_are_the_detectors_boxes_where_no_die_is_labelled(tmp_path):
+    import cv2
+
+    from companion.vision.learned import MODEL_DIR
+    from companion.vision.render_dice import render_dice_scene
+
+    img, dice = render_dice_scene(5, size=T.DET_SIZE)
+    assert len(dice) >= 3
+    boxes = np.array([d.box for d in dice], np.float32)
+    faces = np.array([d.face for d in dice])
+    data = cv2.imencode(".png", img)[1].tobytes()
+    real = T.RealImages((), None)
+    # the same photo labelled with its first die only, in a fully labelled set and not
+    real.items = [(data, boxes[:1], faces[:1])] * 2
+    real.sets = ["trays-train", "table-train"]
+    n = T.mine_false_peaks(real, MODEL_DIR, log=lambda m: None)
+    found, none = real.false_peaks
+    assert len(none) == 0  # not every die is labelled there: nothing is taught
+    assert n == len(found) >= 1
+    for x0, y0, x1, y1 in found:  # never on the labelled die
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        b = boxes[0]
+        assert not (b[0] <= cx <= b[2] and b[1] <= cy <= b[3])
+    # most are the dice left unlabelled
+    centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in boxes[1:]]
+    on_dice = sum(any(x0 <= cx <= x1 and y0 <= cy <= y1 for cx, cy in centres)
+                  for x0, y0, x1, y1 in found)
+    assert on_dice >= min(len(centres), 2)
+
+
+def test_a_detector_to_mine_that_will_not_load_is_one_line_naming_it(tmp_path):
+    from companion.vision.learned import ModelUnreadable
+
+    (tmp_path / "detector.onnx").write_bytes(b"not an onnx file")
+    real = T.RealImages((), None)
+    with pytest.raises(ModelUnreadable, match="detector.onnx: cannot load") as exc:
+        T.mine_false_peaks(real, tmp_path, log=lambda m: None)
+    assert "\n" not in str(exc.value)

@@ -1,0 +1,116 @@
+"""Draw what the learned die reader makes of held-aside photos, against their labels.
+
+    .venv/bin/python benchmarks/reader_pictures.py [--model DIR] [--out docs/learned-reader.png]
+
+One photo from each held-aside set (the one with the most labelled dice, so the choice
+never looks at the reader), read by the committed model (or
+``--model DIR``). Each die: green, read right (its face); red, read wrong ("read/label");
+orange "?", unknown; blue, labelled but not found; magenta "x", a box where no die is
+labelled. Prints, per photo, what it counted, and the file written. Needs the shared
+photo sets (../shared/datasets/dice-photos/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision import dice_photos
+from companion.vision.evaluate import match, predicted_dice
+from companion.vision.frames import load_image
+from companion.vision.learned import LearnedReader
+from companion.vision.types import UNKNOWN
+
+RIGHT, WRONG, UNSURE, MISSED, FALSE = ((0, 200, 0), (40, 40, 230), (0, 165, 255),
+                                       (230, 120, 30), (200, 0, 200))
+HEIGHT = 420
+
+
+def _box(img, box, colour, text, scale):
+    x0, y0, x1, y1 = (int(round(v * scale)) for v in box)
+    cv2.rectangle(img, (x0, y0), (x1, y1), colour, 2)
+    if text:
+        org = (x0, max(14, y0 - 4))
+        cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3, cv2.LINE_AA)
+        cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, 0.5, colour, 1, cv2.LINE_AA)
+
+
+def panel(reader: LearnedReader, name: str) -> tuple[np.ndarray, dict[str, int]]:
+    items = dice_photos.load_set(name)
+    item = max(items, key=lambda m: len(m.dice))
+    image = load_image(item.path)
+    reads = reader(image)
+    pairs = match(predicted_dice(reads), item.dice)
+    scale = HEIGHT / image.shape[0]
+    out = cv2.resize(image, (round(image.shape[1] * scale), HEIGHT),
+                     interpolation=cv2.INTER_AREA)
+    count = {"right": 0, "wrong": 0, "unknown": 0, "missed": 0, "no die": 0}
+    found = {li for _, li in pairs}
+    for li, die in enumerate(item.dice):
+        if li not in found:
+            _box(out, die.box, MISSED, "", scale)
+            count["missed"] += 1
+    matched = {pi: li for pi, li in pairs}
+    for pi, r in enumerate(reads):
+        if pi not in matched:
+            _box(out, r.box, FALSE, "x", scale)
+            count["no die"] += 1
+            continue
+        label = item.dice[matched[pi]].face
+        if r.face == UNKNOWN:
+            _box(out, r.box, UNSURE, "?", scale)
+            count["unknown"] += 1
+        elif r.face == label:
+            _box(out, r.box, RIGHT, r.face, scale)
+            count["right"] += 1
+        else:
+            _box(out, r.box, WRONG, f"{r.face}/{label}", scale)
+            count["wrong"] += 1
+    title = f"{name}: {count['right']} of {len(item.dice)} right"
+    cv2.putText(out, title, (8, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (0, 0, 0), 4, cv2.LINE_AA)
+    cv2.putText(out, title, (8, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (255, 255, 255), 2,
+                cv2.LINE_AA)
+    return out, count
+
+
+def legend(width: int) -> np.ndarray:
+    strip = np.full((34, width, 3), 40, np.uint8)
+    x = 10
+    for colour, text in ((RIGHT, "read right"), (WRONG, "read wrong (read/label)"),
+                         (UNSURE, "? unknown"), (MISSED, "not found"),
+                         (FALSE, "x box, no die labelled")):
+        cv2.rectangle(strip, (x, 9), (x + 16, 25), colour, 2)
+        cv2.putText(strip, text, (x + 22, 23), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
+                    (235, 235, 235), 1, cv2.LINE_AA)
+        x += 30 + 9 * len(text)
+    return strip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=None, help="model folder (default: the committed one)")
+    ap.add_argument("--out", type=Path, default=Path("docs/learned-reader.png"))
+    args = ap.parse_args(argv)
+    if not dice_photos.available():
+        print(f"photo sets not found under {dice_photos.photo_root()}", file=sys.stderr)
+        return 2
+    reader = LearnedReader(args.model)
+    panels = []
+    for name in ("table-test", "webcam-two", "trays-colour-test"):
+        img, count = panel(reader, name)
+        print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in count.items()))
+        panels.append(img)
+    row = np.hstack(panels)
+    picture = np.vstack([row, legend(row.shape[1])])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(args.out), picture)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,34 @@
+"""benchmarks/reader_pictures.py: the README's picture of the learned reader on held-aside
+photos counts every labelled die once (needs the shared photo sets)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import cv2
+import pytest
+
+from companion.vision import dice_photos
+from companion.vision.learned import MODEL_DIR
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "reader_pictures.py"
+
+
+@pytest.mark.skipif(not dice_photos.available() or not (MODEL_DIR / "detector.onnx").is_file(),
+                    reason="photo sets or model missing")
+def test_the_picture_counts_every_labelled_die_once(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("reader_pictures", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "picture.png"
+    assert module.main(["--out", str(out)]) == 0
+    picture = cv2.imread(str(out))
+    assert picture is not None and picture.shape[0] == module.HEIGHT + 34
+    lines = capsys.readouterr().out.splitlines()
+    for name, line in zip(("table-test", "webcam-two", "trays-colour-test"), lines,
+                          strict=False):
+        counts = dict(part.rsplit(" ", 1) for part in line.split(": ", 1)[1].split(", "))
+        labelled = max(len(m.dice) for m in dice_photos.load_set(name))
+        found = sum(int(counts[k]) for k in ("right", "wrong", "unknown", "missed"))
+        assert found == labelled, line
