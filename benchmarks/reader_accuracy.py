@@ -55,7 +55,7 @@ def misses(reader, items) -> str:
     for m in items:
         img = load_image(m.path)
         boxes = reader.detect(img, 0.02)
-        probs, _ = reader.classify(img, boxes)
+        probs = reader.face_probabilities(img, boxes)
         preds = [PredictedDie("?", b[:4], ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), b[4])
                  for b in boxes]
         found = {li: pi for pi, li in match(preds, m.dice)}

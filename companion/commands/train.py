@@ -22,10 +22,17 @@ def bad_args(args: argparse.Namespace) -> str | None:
         return f"--det-scale {lo:g} {hi:g}: needs 0 < LO <= HI"
     if args.small_weight < 1:
         return f"--small-weight {args.small_weight}: needs at least 1"
+    if any(not 64 <= px <= 2048 or px % 32 for px in args.tune_sizes):
+        return (f"--tune-sizes {' '.join(map(str, args.tune_sizes))}: each a multiple of 32 "
+                "from 64 to 2048")
+    if any(v not in (1, 2, 4, 8) for v in args.tune_views):
+        return f"--tune-views {' '.join(map(str, args.tune_views))}: each 1, 2, 4 or 8"
     if not 0 <= args.part_negatives <= 1:
         return f"--part-negatives {args.part_negatives:g}: needs a share from 0 to 1"
-    if args.false_peaks and not (Path(args.false_peaks) / "detector.onnx").is_file():
-        return f"--false-peaks {args.false_peaks}: no detector.onnx there"
+    for option, folder in (("--false-peaks", args.false_peaks),
+                           ("--die-boxes", args.die_boxes)):
+        if folder and not (Path(folder) / "detector.onnx").is_file():
+            return f"{option} {folder}: no detector.onnx there"
     if args.init:
         for part in args.part or PARTS:
             name = NETWORKS.get(part)
@@ -67,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
               upright_render=args.upright_render, det_scales=tuple(args.det_scale),
               small_weight=args.small_weight, val_tenths=args.val_tenths,
               render_cube=args.render_cube, false_peaks=args.false_peaks,
-              part_negatives=args.part_negatives)
+              part_negatives=args.part_negatives, die_boxes=args.die_boxes,
+              tune_sizes=tuple(args.tune_sizes), tune_views=tuple(args.tune_views))
     except (InitUnusable, ModelUnreadable) as exc:
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -108,6 +116,9 @@ def register(subparsers) -> None:
     p.add_argument("--part-negatives", type=float, default=0.0, metavar="SHARE",
                    help="classifiers: this share of the dice also gives a crop of part of "
                         "the die (a side, a corner) as 'not a die' (default 0)")
+    p.add_argument("--die-boxes", default=None, metavar="DIR",
+                   help="classifiers: half the crops of each train die are centred on a box "
+                        "DIR's detector gives it (as the reader crops it at run time)")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune each part from DIR's model at a lower rate: its .pt file, "
@@ -122,6 +133,12 @@ def register(subparsers) -> None:
                         "thresholds on). Default: the one the --out folder's networks "
                         "were trained with (split.json, or reader.json val_sets), else 1; "
                         "another is refused")
+    p.add_argument("--tune-sizes", type=int, nargs="+", default=[416, 512, 640],
+                   metavar="PX", help="tune: the detector input sides it may choose from "
+                                      "(default 416 512 640; fewer for a speed budget)")
+    p.add_argument("--tune-views", type=int, nargs="+", default=[1, 4], metavar="N",
+                   help="tune: the test-time views of the turned classifier it may choose "
+                        "from (default 1 4)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: on a busy machine more threads wait on "
                         "each other)")

@@ -242,9 +242,7 @@ class LearnedReader:
         and the model has one) the upright classifier's probabilities, else None."""
         if len(boxes) == 0:
             return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32), None
-        crops = [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
-                      max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN, size=self.crop_size)
-                 for b in boxes]
+        crops = self._crops(image, boxes)
         n = len(crops)
         views = list(crops)
         for v in range(1, self.views):
@@ -255,12 +253,27 @@ class LearnedReader:
         probs = _softmax(logits).reshape(-1, n, logits.shape[1]).mean(axis=0)
         emb = emb.reshape(-1, n, emb.shape[1]).mean(axis=0)
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-6)
-        up = None
-        if upright and self.has_upright:
-            blob = crops_blob(crops)
-            nets = self._up_s if self.backend == "onnxruntime" else self._up
-            up = np.mean([_softmax(self._forward(net, blob)[0]) for net in nets], axis=0)
+        up = self._upright(crops) if upright and self.has_upright else None
         return probs, emb, up
+
+    def face_probabilities(self, image: np.ndarray, boxes) -> np.ndarray:
+        """The probabilities ``classify`` gives (N x 7), without running the turned
+        classifier when the upright ones carry all the weight (it then only gives the
+        few-shot embedding, which reading faces does not use)."""
+        if self.has_upright and self.upright_weight == 1.0 and len(boxes):
+            return self._upright(self._crops(image, boxes))
+        return self.classify(image, boxes)[0]
+
+    def _crops(self, image: np.ndarray, boxes) -> list[np.ndarray]:
+        return [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
+                     max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN, size=self.crop_size)
+                for b in boxes]
+
+    def _upright(self, crops: list[np.ndarray]) -> np.ndarray:
+        """The upright classifiers' probabilities, averaged."""
+        blob = crops_blob(crops)
+        nets = self._up_s if self.backend == "onnxruntime" else self._up
+        return np.mean([_softmax(self._forward(net, blob)[0]) for net in nets], axis=0)
 
     def _forward(self, which: str | Any, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(logits, embeddings) of the turned classifier ("cls") or of one network."""
@@ -276,7 +289,7 @@ class LearnedReader:
     def __call__(self, image: np.ndarray) -> list[DieReading]:
         with self._lock:
             boxes = self.detect(image)
-            probs, _ = self.classify(image, boxes)
+            probs = self.face_probabilities(image, boxes)
         return readings_from(boxes, probs, self.face_threshold, self.keeps,
                              self.keep_nested)
 

@@ -111,6 +111,8 @@ class RealImages:
         self.sets: list[str] = []  # each photo's set name
         # per photo: boxes a detector found where no die is labelled (``mine_false_peaks``)
         self.false_peaks: list[np.ndarray] = []
+        # per photo: a detector's boxes on labelled dice (``mine_die_boxes``)
+        self.die_boxes: list[np.ndarray] = []
         for name in names:
             for m in dice_photos.load_set(name, root):
                 boxes = np.array([d.box for d in m.dice], np.float32)
@@ -127,6 +129,31 @@ class RealImages:
         return img, boxes.copy(), faces.copy()
 
 
+def _peaks(session, img: np.ndarray, sizes: tuple[int, ...], threshold: float):
+    """The detector's boxes (x0, y0, x1, y1) scored at least ``threshold``, at each input
+    side of ``sizes`` in turn."""
+    for size in sizes:
+        blob, scale = letterbox(img, size)
+        session.setInput(blob)
+        hm, wh = session.forward(["hm", "wh"])
+        for x0, y0, x1, y1, _ in decode(hm, wh, scale, threshold):
+            yield x0, y0, x1, y1
+
+
+def _on_die(box, die) -> bool:
+    """Each box's centre lies inside the other (a detector box on a labelled die)."""
+    x0, y0, x1, y1 = box[:4]
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    return bool(die[0] <= cx <= die[2] and die[1] <= cy <= die[3]
+                or x0 <= (die[0] + die[2]) / 2 <= x1 and y0 <= (die[1] + die[3]) / 2 <= y1)
+
+
+def _detector(model_dir: str | Path):
+    from companion.vision.learned import _load
+
+    return _load(Path(model_dir) / "detector.onnx", cv2.dnn.readNetFromONNX)
+
+
 def mine_false_peaks(real: RealImages, model_dir: str | Path, threshold: float = 0.3,
                      sizes: tuple[int, ...] = (416, 512), log=print) -> int:
     """Fill ``real.false_peaks``: the boxes the detector in ``model_dir`` scores at least
@@ -134,29 +161,44 @@ def mine_false_peaks(real: RealImages, model_dir: str | Path, threshold: float =
     (``dice_photos.fully_labelled``) that hold no labelled die (neither centre inside the
     other's box), one box per place. The classifiers then learn them as "not a die".
     Returns how many were found; a detector that will not load is ``ModelUnreadable``."""
-    from companion.vision.learned import _load
-
-    session = _load(Path(model_dir) / "detector.onnx", cv2.dnn.readNetFromONNX)
+    session = _detector(model_dir)
     real.false_peaks = []
     for i, name in enumerate(real.sets):
         found: list[tuple[float, float, float, float]] = []
         if dice_photos.fully_labelled(name):
             img, boxes, _ = real.get(i)
-            for size in sizes:
-                blob, scale = letterbox(img, size)
-                session.setInput(blob)
-                hm, wh = session.forward(["hm", "wh"])
-                for x0, y0, x1, y1, _ in decode(hm, wh, scale, threshold):
-                    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-                    if any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3]
-                           or x0 <= (b[0] + b[2]) / 2 <= x1 and y0 <= (b[1] + b[3]) / 2 <= y1
-                           for b in [*boxes, *found]):
-                        continue
-                    found.append((x0, y0, x1, y1))
+            for box in _peaks(session, img, sizes, threshold):
+                if not any(_on_die(box, b) for b in [*boxes, *found]):
+                    found.append(box)
         real.false_peaks.append(np.array(found, np.float32).reshape(-1, 4))
     n = sum(len(f) for f in real.false_peaks)
     log(f"false peaks of {model_dir}'s detector (score >= {threshold}) on the fully "
         f"labelled train photos: {n}")
+    return n
+
+
+def mine_die_boxes(real: RealImages, model_dir: str | Path, threshold: float = 0.2,
+                   sizes: tuple[int, ...] = (416, 512), log=print) -> int:
+    """Fill ``real.die_boxes``: per photo, the boxes the detector in ``model_dir`` scores
+    at least ``threshold`` on a labelled die, as rows (x0, y0, x1, y1, index of the die),
+    each box on the die whose centre is nearest. The classifiers then read dice in the
+    boxes the detector gives them at run time too (off centre, too large or too small),
+    not only in the labelled ones. Returns how many were found."""
+    session = _detector(model_dir)
+    real.die_boxes = []
+    for i in range(len(real)):
+        img, boxes, _ = real.get(i)
+        found = []
+        for box in _peaks(session, img, sizes, threshold):
+            on = [j for j, b in enumerate(boxes) if _on_die(box, b)]
+            if on:
+                cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+                j = min(on, key=lambda k: math.hypot((boxes[k][0] + boxes[k][2]) / 2 - cx,
+                                                     (boxes[k][1] + boxes[k][3]) / 2 - cy))
+                found.append((*box, j))
+        real.die_boxes.append(np.array(found, np.float32).reshape(-1, 5))
+    n = sum(len(f) for f in real.die_boxes)
+    log(f"boxes of {model_dir}'s detector (score >= {threshold}) on labelled train dice: {n}")
     return n
 
 
@@ -253,7 +295,8 @@ def _focal(pred: torch.Tensor, gt: torch.Tensor) -> torch.Tensor:
 def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                  rng: np.random.Generator, per_die: int, backgrounds: int,
                  upright: bool = False, small_weight: int = 1,
-                 false_peaks: np.ndarray | None = None, part_share: float = 0.0
+                 false_peaks: np.ndarray | None = None, part_share: float = 0.0,
+                 die_boxes: np.ndarray | None = None
                  ) -> tuple[list[np.ndarray], list[int]]:
     """Jittered crops of each die and of table with no die. Turned any way, or (upright)
     only a little and mirrored half the time: a photo's up stays up, so in an oblique view
@@ -262,7 +305,9 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
     ``false_peaks`` (boxes a detector found where no die is), and for a ``part_share`` of
     the dice one crop of a part of the die (a third to two thirds of its size, its centre
     off the die's by a third to two thirds of it), as a detector's box on a die's side or
-    corner looks."""
+    corner looks. ``die_boxes`` (rows x0, y0, x1, y1, die index: a detector's boxes on
+    the dice) centre half of a die's crops on one of its detector boxes instead, as the
+    reader crops it at run time."""
     out, labels = [], []
 
     def angle() -> float:
@@ -272,14 +317,23 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
         return np.ascontiguousarray(c[:, ::-1]) if upright and rng.random() < 0.5 else c
 
     h, w = img.shape[:2]
-    for (x0, y0, x1, y1), face in zip(boxes, faces, strict=True):
+    for index, ((x0, y0, x1, y1), face) in enumerate(zip(boxes, faces, strict=True)):
         side0 = max(x1 - x0, y1 - y0)
         if side0 < 4:
             continue
+        seen = (die_boxes[die_boxes[:, 4] == index, :4] if die_boxes is not None
+                else np.zeros((0, 4), np.float32))
         for _ in range(per_die * (small_weight if side0 < SMALL_DIE else 1)):
-            side = side0 * CROP_SPAN * rng.uniform(0.8, 1.3)
-            cx = (x0 + x1) / 2 + rng.normal(0, 0.06) * side0
-            cy = (y0 + y1) / 2 + rng.normal(0, 0.06) * side0
+            if len(seen) and rng.random() < 0.5:  # as the detector boxed it, a little jitter
+                bx0, by0, bx1, by1 = seen[int(rng.integers(len(seen)))]
+                bside = max(bx1 - bx0, by1 - by0)
+                side = bside * CROP_SPAN * rng.uniform(0.9, 1.1)
+                cx = (bx0 + bx1) / 2 + rng.normal(0, 0.03) * bside
+                cy = (by0 + by1) / 2 + rng.normal(0, 0.03) * bside
+            else:
+                side = side0 * CROP_SPAN * rng.uniform(0.8, 1.3)
+                cx = (x0 + x1) / 2 + rng.normal(0, 0.06) * side0
+                cy = (y0 + y1) / 2 + rng.normal(0, 0.06) * side0
             out.append(maybe_mirror(crop(img, cx, cy, side, angle())))
             labels.append(int(face) - 1)
         if part_share and rng.random() < part_share:
@@ -471,7 +525,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      part_share: float = 0.0) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
     A source's ``false_peaks`` (when it has them) and ``part_share`` of its dice give
-    "not a die" crops (``_cls_samples``)."""
+    "not a die" crops, and its ``die_boxes`` crops of dice as a detector boxed them
+    (``_cls_samples``)."""
     rng = np.random.default_rng(seed + 1)
     model = Classifier(width)
     frozen = _start_from(model, init, "classifier_upright" if upright else "classifier", log)
@@ -491,11 +546,13 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
             i = int(rng.integers(len(src)))
             img, boxes, faces = src.get(i)
             peaks = getattr(src, "false_peaks", None)
+            on_dice = getattr(src, "die_boxes", None)
             cs, ls = _cls_samples(img, boxes, faces, rng, per_die=3,
                                   backgrounds=max(1, len(boxes) // 3), upright=upright,
                                   small_weight=small_weight,
                                   false_peaks=peaks[i] if peaks else None,
-                                  part_share=part_share)
+                                  part_share=part_share,
+                                  die_boxes=on_dice[i] if on_dice else None)
             pool.extend(zip(cs, ls, strict=True))
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
@@ -544,7 +601,10 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           upright_steps: int = 14000, upright_render: bool = False,
           det_scales: tuple[float, float] = DET_SCALES, small_weight: int = 1,
           val_tenths: int | None = None, render_cube: bool = False,
-          false_peaks: str | Path | None = None, part_negatives: float = 0.0) -> Path:
+          false_peaks: str | Path | None = None, part_negatives: float = 0.0,
+          die_boxes: str | Path | None = None,
+          tune_sizes: tuple[int, ...] = (416, 512, 640),
+          tune_views: tuple[int, ...] = (1, 4)) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -557,7 +617,10 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     ``upright_render``). ``false_peaks``: a model folder whose detector's false peaks on
     the fully labelled train photos the classifiers learn as "not a die"
     (``mine_false_peaks``); ``part_negatives``: the share of dice that also give a crop
-    of a part of the die as "not a die" (``_cls_samples``)."""
+    of a part of the die as "not a die" (``_cls_samples``); ``die_boxes``: a model folder
+    whose detector's boxes on the train dice give half of the classifiers' crops of them
+    (``mine_die_boxes``). ``tune_sizes`` / ``tune_views``: the detector input sides and
+    test-time views tuning may choose from (fewer keep a model within a speed budget)."""
     out = Path(out)
     val_tenths = dice_photos.resolve_split(out, val_tenths)
     train_sets, val_sets = dice_photos.SPLITS[val_tenths]
@@ -573,6 +636,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         log(f"real train images {len(real)} ({time.time() - t0:.0f}s)")
         if false_peaks and {"cls", "cls-upright"} & set(parts):
             mine_false_peaks(real, false_peaks, log=log)
+        if die_boxes and {"cls", "cls-upright"} & set(parts):
+            mine_die_boxes(real, die_boxes, log=log)
     if {"det", "cls"} & set(parts) or ("cls-upright" in parts
                                         and not (upright_render or render_cube)):
         ren = Rendered(rendered, seed, cube=render_cube)
@@ -609,7 +674,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         return out
     from companion.vision.learned import tune_thresholds
 
-    meta = tune_thresholds(out, root=root, log=log, val_sets=val_sets)
+    meta = tune_thresholds(out, root=root, log=log, val_sets=val_sets,
+                           sizes=tuple(tune_sizes), views=tuple(tune_views))
     meta.update({"crop": CROP, "seed": seed, "det_steps": det_steps, "det_batch": DET_BATCH,
                  "det_crop": DET_CROP, "det_scales": list(det_scales),
                  "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
@@ -618,6 +684,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "small_weight": small_weight,
                  "false_peaks": str(false_peaks) if false_peaks else None,
                  "part_negatives": part_negatives,
+                 "die_boxes": str(die_boxes) if die_boxes else None,
+                 "tune_sizes": list(tune_sizes), "tune_views": list(tune_views),
                  "rendered": rendered, "train_sets": list(train_sets),
                  "val_sets": list(val_sets)})
     if init:

@@ -13,6 +13,9 @@ from companion.cli import main
     (["--small-weight", "0"], "--small-weight 0: needs at least 1"),
     (["--part-negatives", "1.5"], "--part-negatives 1.5: needs a share from 0 to 1"),
     (["--false-peaks", "/nowhere"], "--false-peaks /nowhere: no detector.onnx there"),
+    (["--die-boxes", "/nowhere"], "--die-boxes /nowhere: no detector.onnx there"),
+    (["--tune-sizes", "416", "500"], "--tune-sizes 416 500: each a multiple of 32 from 64 to 2048"),
+    (["--tune-views", "3"], "--tune-views 3: each 1, 2, 4 or 8"),
 ])
 def test_bad_options_are_one_line(tmp_path, capsys, extra, names):
     assert main(["train", "--out", str(tmp_path / "run"), *extra]) == 2

@@ -59,11 +59,13 @@ def test_reads_frozen_rendered_scenes(reader):
         sample.append((image, [LabelledDie(str(d.face), d.box) for d in dice]))
     s = _score(reader, sample)
     assert s.labelled >= 40
-    # regression floors for the committed model (it measured recall 0.98, precision 0.98,
-    # end-to-end 0.94, no confidently wrong face on this sample)
+    # regression floors for the committed model (8d measured recall 0.98, precision 0.98,
+    # end-to-end 0.94; 8i, whose upright pair carries all the weight and whose cube
+    # classifier learnt real photos' detector boxes, recall 1.0, precision 0.97, end to
+    # end 0.83: 11 of 64 rendered dice "unknown", none wrong)
     assert s.recall >= 0.9, s
     assert s.precision >= 0.93, s
-    assert s.end_to_end >= 0.85, s
+    assert s.end_to_end >= 0.8, s
     assert s.wrong <= 1, s
 
 
@@ -275,6 +277,25 @@ def test_fewshot_thresholds_come_from_the_tuned_table(tmp_path):
     assert thresholds_for(r, 5) == (0.8, 0.1)  # the most shots not above 5
     assert thresholds_for(r, 40) == (0.7, 0.2)
     assert thresholds_for(r, 0) == (0.9, 0.15)  # fewer than any: the fewest
+
+
+@needs_model
+@pytest.mark.parametrize("weight", [1.0, 0.5])
+def test_face_probabilities_are_classifys_without_an_unused_turned_pass(monkeypatch, weight):
+    reader = LearnedReader()
+    assert reader.has_upright
+    reader.upright_weight = weight
+    image, dice = render_dice_scene(7_000_005)
+    boxes = [d.box for d in dice]
+    want = reader.classify(image, boxes)[0]
+    calls = []
+    forward = reader._forward
+    monkeypatch.setattr(reader, "_forward",
+                        lambda which, blob: calls.append(which) or forward(which, blob))
+    assert np.allclose(reader.face_probabilities(image, boxes), want, atol=1e-6)
+    # the turned classifier runs only when its probabilities count
+    assert ("cls" in calls) == (weight < 1.0)
+    assert len(calls) == len(reader.upright_files) + (weight < 1.0)
 
 
 @needs_model

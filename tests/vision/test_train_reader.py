@@ -144,7 +144,9 @@ def test_parts_of_dice_and_false_peaks_are_not_a_die():
     assert plain == [1, 4]  # by default neither
 
 
-def test_part_of_a_die_is_off_its_centre_and_smaller(monkeypatch):
+@pytest.fixture
+def crops_seen(monkeypatch) -> list[tuple[float, float, float]]:
+    """Each crop _cls_samples asks for, as (centre x, centre y, side), in order."""
     seen = []
 
     def crop(img, cx, cy, side, angle=0.0, size=T.CROP):
@@ -152,6 +154,11 @@ def test_part_of_a_die_is_off_its_centre_and_smaller(monkeypatch):
         return np.zeros((size, size, 3), np.uint8)
 
     monkeypatch.setattr(T, "crop", crop)
+    return seen
+
+
+def test_part_of_a_die_is_off_its_centre_and_smaller(crops_seen):
+    seen = crops_seen
     img = np.zeros((300, 300, 3), np.uint8)
     boxes = np.array([[100, 100, 200, 200]], np.float32)  # a 100 px die centred at 150
     rng = np.random.default_rng(3)
@@ -166,6 +173,53 @@ def test_part_of_a_die_is_off_its_centre_and_smaller(monkeypatch):
         # thirds of the die's crop in size
         assert 33 <= math.hypot(px - 150, py - 150) <= 67
         assert 0.33 * T.CROP_SPAN * 100 <= part <= 0.67 * T.CROP_SPAN * 100
+
+
+def test_half_the_crops_of_a_die_are_centred_on_its_detector_box(crops_seen):
+    seen = crops_seen
+    img = np.zeros((400, 400, 3), np.uint8)
+    boxes = np.array([[100, 100, 200, 200], [300, 300, 340, 340]], np.float32)
+    # the detector boxed the first die 40 px right of its label and larger; not the second
+    die_boxes = np.array([[140, 100, 260, 220, 0]], np.float32)
+    crops, labels = T._cls_samples(img, boxes, np.array([3, 5]), np.random.default_rng(0),
+                                   per_die=200, backgrounds=0, die_boxes=die_boxes)
+    assert labels == [2] * 200 + [4] * 200
+    first, second = seen[:200], seen[200:]
+    on_det = [s for s in first if math.hypot(s[0] - 200, s[1] - 160) < 15]
+    on_label = [s for s in first if math.hypot(s[0] - 150, s[1] - 150) < 25]
+    assert len(on_det) + len(on_label) == 200 and 70 <= len(on_det) <= 130
+    assert all(0.9 * 120 * T.CROP_SPAN <= side <= 1.1 * 120 * T.CROP_SPAN
+               for _, _, side in on_det)
+    assert all(math.hypot(x - 320, y - 320) < 15 for x, y, _ in second)  # its own label
+    # without detector boxes the crops (and the random draws) are as before
+    seen.clear()
+    T._cls_samples(img, boxes, np.array([3, 5]), np.random.default_rng(0), per_die=200,
+                   backgrounds=0)
+    plain = list(seen)
+    seen.clear()
+    T._cls_samples(img, boxes, np.array([3, 5]), np.random.default_rng(0), per_die=200,
+                   backgrounds=0, die_boxes=np.zeros((0, 5), np.float32))
+    assert seen == plain
+
+
+def test_die_boxes_are_the_detectors_boxes_on_labelled_dice():
+    import cv2
+
+    from companion.vision.learned import MODEL_DIR
+    from companion.vision.render_dice import render_dice_scene
+
+    img, dice = render_dice_scene(5, size=T.DET_SIZE)
+    boxes = np.array([d.box for d in dice], np.float32)
+    real = T.RealImages((), None)
+    real.items = [(cv2.imencode(".png", img)[1].tobytes(), boxes[:2],
+                   np.array([d.face for d in dice[:2]]))]
+    real.sets = ["table-train"]  # boxes on dice are mined whether or not all are labelled
+    n = T.mine_die_boxes(real, MODEL_DIR, log=lambda m: None)
+    (found,) = real.die_boxes
+    assert n == len(found) >= 2 and set(found[:, 4].astype(int)) == {0, 1}
+    for x0, y0, x1, y1, j in found:  # each on the labelled die it names
+        b = boxes[int(j)]
+        assert b[0] <= (x0 + x1) / 2 <= b[2] and b[1] <= (y0 + y1) / 2 <= b[3]
 
 
 def test_false_peaks_are_the_detectors_boxes_where_no_die_is_labelled(tmp_path):
