@@ -184,14 +184,15 @@ class LearnedReader:
 
                 self._det_s = session(det)
                 self._cls_s = session(cls)
-                self._up_s = [session(u) for u in ups]
+                self._up_nets = [session(u) for u in ups]
                 shape = self._cls_s.get_inputs()[0].shape
                 if isinstance(shape[-1], int):  # the network's own input side wins
                     self.crop_size = shape[-1]
         if self.backend == "opencv":
             self._det = _load(det, cv2.dnn.readNetFromONNX)
             self._cls = _load(cls, cv2.dnn.readNetFromONNX)
-            self._up = [_load(u, cv2.dnn.readNetFromONNX) for u in ups]
+            self._up_nets = [_load(u, cv2.dnn.readNetFromONNX) for u in ups]
+        self._turned = self._cls_s if self.backend == "onnxruntime" else self._cls
         self.has_upright = bool(ups)
         self._lock = threading.Lock()  # one forward at a time per network pair
 
@@ -249,7 +250,7 @@ class LearnedReader:
             turned = [np.ascontiguousarray(np.rot90(c, v % 4)) for c in crops]
             views.extend([np.ascontiguousarray(c[:, ::-1]) for c in turned] if v >= 4
                          else turned)
-        logits, emb = self._forward("cls", crops_blob(views))
+        logits, emb = self._forward(self._turned, crops_blob(views))
         probs = _softmax(logits).reshape(-1, n, logits.shape[1]).mean(axis=0)
         emb = emb.reshape(-1, n, emb.shape[1]).mean(axis=0)
         emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-6)
@@ -272,16 +273,14 @@ class LearnedReader:
     def _upright(self, crops: list[np.ndarray]) -> np.ndarray:
         """The upright classifiers' probabilities, averaged."""
         blob = crops_blob(crops)
-        nets = self._up_s if self.backend == "onnxruntime" else self._up
-        return np.mean([_softmax(self._forward(net, blob)[0]) for net in nets], axis=0)
+        return np.mean([_softmax(self._forward(net, blob)[0]) for net in self._up_nets],
+                       axis=0)
 
-    def _forward(self, which: str | Any, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(logits, embeddings) of the turned classifier ("cls") or of one network."""
+    def _forward(self, net: Any, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(logits, embeddings) of one classifier network (a session or an OpenCV net)."""
         if self.backend == "onnxruntime":
-            session = self._cls_s if which == "cls" else which
-            logits, emb = session.run(None, {"crops": blob})
+            logits, emb = net.run(None, {"crops": blob})
         else:
-            net = self._cls if which == "cls" else which
             net.setInput(blob)
             logits, emb = net.forward(["logits", "embedding"])
         return logits, emb
