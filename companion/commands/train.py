@@ -29,8 +29,17 @@ def bad_args(args: argparse.Namespace) -> str | None:
         return f"--tune-views {' '.join(map(str, args.tune_views))}: each 1, 2, 4 or 8"
     if not 0 <= args.part_negatives <= 1:
         return f"--part-negatives {args.part_negatives:g}: needs a share from 0 to 1"
+    if not 1 <= args.det_stretch <= 4:
+        return f"--det-stretch {args.det_stretch:g}: needs a ratio from 1 to 4"
+    if args.hard_weight < 1:
+        return f"--hard-weight {args.hard_weight}: needs at least 1"
+    if args.hard_dice and not (Path(args.hard_dice) / "reader.json").is_file():
+        return f"--hard-dice {args.hard_dice}: no reader.json there"
+    if not 0 < args.hard_share <= 1:
+        return f"--hard-share {args.hard_share:g}: needs a share above 0, at most 1"
     for option, folder in (("--false-peaks", args.false_peaks),
-                           ("--die-boxes", args.die_boxes)):
+                           ("--die-boxes", args.die_boxes),
+                           ("--hard-photos", args.hard_photos)):
         if folder and not (Path(folder) / "detector.onnx").is_file():
             return f"{option} {folder}: no detector.onnx there"
     if args.init:
@@ -75,7 +84,10 @@ def run(args: argparse.Namespace) -> int:
               small_weight=args.small_weight, val_tenths=args.val_tenths,
               render_cube=args.render_cube, false_peaks=args.false_peaks,
               part_negatives=args.part_negatives, die_boxes=args.die_boxes,
-              tune_sizes=tuple(args.tune_sizes), tune_views=tuple(args.tune_views))
+              tune_sizes=tuple(args.tune_sizes), tune_views=tuple(args.tune_views),
+              det_stretch=args.det_stretch, hard_photos=args.hard_photos,
+              hard_share=args.hard_share, hard_dice=args.hard_dice,
+              hard_weight=args.hard_weight)
     except (InitUnusable, ModelUnreadable) as exc:
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -119,6 +131,20 @@ def register(subparsers) -> None:
     p.add_argument("--die-boxes", default=None, metavar="DIR",
                    help="classifiers: half the crops of each train die are centred on a box "
                         "DIR's detector gives it (as the reader crops it at run time)")
+    p.add_argument("--det-stretch", type=float, default=1.0, metavar="RATIO",
+                   help="detector: each photo is also squeezed to another aspect ratio, "
+                        "width to height scaled by 1/RATIO..RATIO (default 1: not at all)")
+    p.add_argument("--hard-photos", default=None, metavar="DIR",
+                   help="detector: --hard-share of its real photos are drawn in proportion "
+                        "to the labelled dice DIR's detector misses on them (score < 0.5)")
+    p.add_argument("--hard-share", type=float, default=0.3, metavar="SHARE",
+                   help="with --hard-photos: the share of real draws so chosen (default 0.3)")
+    p.add_argument("--hard-dice", default=None, metavar="DIR",
+                   help="classifiers: the train dice DIR's reader reads wrong, or right but "
+                        "below 0.9, in their labelled boxes give --hard-weight times as many "
+                        "crops")
+    p.add_argument("--hard-weight", type=int, default=3, metavar="K",
+                   help="with --hard-dice: how many times as many crops (default 3)")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune each part from DIR's model at a lower rate: its .pt file, "

@@ -113,6 +113,10 @@ class RealImages:
         self.false_peaks: list[np.ndarray] = []
         # per photo: a detector's boxes on labelled dice (``mine_die_boxes``)
         self.die_boxes: list[np.ndarray] = []
+        # per photo: how many labelled dice a detector misses (``mine_missed``)
+        self.missed: list[int] = []
+        # per photo: which labelled dice a model reads wrong or unsure (``mine_hard_dice``)
+        self.hard_dice: list[np.ndarray] = []
         for name in names:
             for m in dice_photos.load_set(name, root):
                 boxes = np.array([d.box for d in m.dice], np.float32)
@@ -202,6 +206,46 @@ def mine_die_boxes(real: RealImages, model_dir: str | Path, threshold: float = 0
     return n
 
 
+def mine_missed(real: RealImages, model_dir: str | Path, threshold: float = 0.5,
+                sizes: tuple[int, ...] = (416,), log=print) -> int:
+    """Fill ``real.missed``: per photo, how many of its labelled dice have no box the
+    detector in ``model_dir`` scores at least ``threshold`` on them (at each input side
+    of ``sizes``), the photos a detector fine-tuned from it should see more often
+    (``train_detector``'s ``hard_share``). Returns how many dice were missed in all."""
+    session = _detector(model_dir)
+    real.missed = []
+    for i in range(len(real)):
+        img, boxes, _ = real.get(i)
+        found = list(_peaks(session, img, sizes, threshold))
+        real.missed.append(sum(not any(_on_die(box, b) for box in found) for b in boxes))
+    n = sum(real.missed)
+    log(f"dice {model_dir}'s detector misses (score < {threshold}) on the train photos: {n} "
+        f"on {sum(m > 0 for m in real.missed)} photos")
+    return n
+
+
+def mine_hard_dice(real: RealImages, model_dir: str | Path, threshold: float = 0.9,
+                   log=print) -> int:
+    """Fill ``real.hard_dice``: per photo, which labelled dice the reader in
+    ``model_dir`` (its classifiers as its reader.json mixes them) reads in their labelled
+    boxes as another face, or as their face with less than ``threshold`` probability; the
+    classifiers then see those dice more often (``hard_weight``). Returns how many."""
+    from companion.vision.learned import FACES, LearnedReader
+
+    reader = LearnedReader(model_dir, threads=1)
+    real.hard_dice = []
+    for i in range(len(real)):
+        img, boxes, faces = real.get(i)
+        probs = reader.face_probabilities(img, boxes) if len(boxes) else np.zeros((0, 7))
+        k = probs[:, :len(FACES)].argmax(1) if len(boxes) else np.zeros(0, np.int64)
+        right = (k == faces - 1) & (probs[np.arange(len(k)), k] >= threshold)
+        real.hard_dice.append(~right)
+    n = int(sum(h.sum() for h in real.hard_dice))
+    log(f"dice {model_dir}'s reader reads wrong or below {threshold} in their labelled boxes "
+        f"on the train photos: {n} of {sum(len(h) for h in real.hard_dice)}")
+    return n
+
+
 class Rendered:
     def __init__(self, n: int, seed: int, upright: bool = False, cube: bool = False) -> None:
         self.items = []
@@ -236,16 +280,22 @@ DET_SCALES = (0.7, 1.5)  # a frame is scaled to DET_SIZE times a factor drawn in
 
 
 def _det_sample(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, size: int,
-                scales: tuple[float, float] = DET_SCALES
+                scales: tuple[float, float] = DET_SCALES, stretch: float = 1.0
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A size x size training crop at a random scale; targets at stride 4."""
+    """A size x size training crop at a random scale; targets at stride 4. ``stretch``
+    (> 1) also scales width and height apart, their ratio drawn from 1/stretch..stretch,
+    as a photo squeezed to another aspect ratio shows its dice (1: no draw at all)."""
     h, w = img.shape[:2]
     scale = DET_SIZE / max(h, w) * math.exp(rng.uniform(math.log(scales[0]),
                                                         math.log(scales[1])))
-    nw, nh = max(1, round(w * scale)), max(1, round(h * scale))
-    img = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA if scale < 1 else
+    sx = sy = scale
+    if stretch > 1:
+        aspect = math.exp(rng.uniform(-math.log(stretch), math.log(stretch)))
+        sx, sy = scale * math.sqrt(aspect), scale / math.sqrt(aspect)
+    nw, nh = max(1, round(w * sx)), max(1, round(h * sy))
+    img = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA if min(sx, sy) < 1 else
                      cv2.INTER_LINEAR)
-    boxes = boxes * scale
+    boxes = boxes * np.array([sx, sy, sx, sy], np.float32)
     ox = int(rng.integers(min(0, nw - size), max(0, nw - size) + 1))
     oy = int(rng.integers(min(0, nh - size), max(0, nh - size) + 1))
     canvas = np.full((size, size, 3), 114, np.uint8)
@@ -296,8 +346,8 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                  rng: np.random.Generator, per_die: int, backgrounds: int,
                  upright: bool = False, small_weight: int = 1,
                  false_peaks: np.ndarray | None = None, part_share: float = 0.0,
-                 die_boxes: np.ndarray | None = None
-                 ) -> tuple[list[np.ndarray], list[int]]:
+                 die_boxes: np.ndarray | None = None, hard: np.ndarray | None = None,
+                 hard_weight: int = 1) -> tuple[list[np.ndarray], list[int]]:
     """Jittered crops of each die and of table with no die. Turned any way, or (upright)
     only a little and mirrored half the time: a photo's up stays up, so in an oblique view
     the top face stays the one above the sides. A die under ``SMALL_DIE`` px gives
@@ -307,7 +357,8 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
     off the die's by a third to two thirds of it), as a detector's box on a die's side or
     corner looks. ``die_boxes`` (rows x0, y0, x1, y1, die index: a detector's boxes on
     the dice) centre half of a die's crops on one of its detector boxes instead, as the
-    reader crops it at run time."""
+    reader crops it at run time. A die marked in ``hard`` (``mine_hard_dice``: a model
+    read it wrong or unsure) gives ``hard_weight`` times as many crops."""
     out, labels = [], []
 
     def angle() -> float:
@@ -323,7 +374,9 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
             continue
         seen = (die_boxes[die_boxes[:, 4] == index, :4] if die_boxes is not None
                 else np.zeros((0, 4), np.float32))
-        for _ in range(per_die * (small_weight if side0 < SMALL_DIE else 1)):
+        times = ((small_weight if side0 < SMALL_DIE else 1)
+                 * (hard_weight if hard is not None and hard[index] else 1))
+        for _ in range(per_die * times):
             if len(seen) and rng.random() < 0.5:  # as the detector boxed it, a little jitter
                 bx0, by0, bx1, by1 = seen[int(rng.integers(len(seen)))]
                 bside = max(bx1 - bx0, by1 - by0)
@@ -476,9 +529,18 @@ def _start_from(model: nn.Module, init: Path | None, name: str, log) -> bool:
 
 def train_detector(sources: list, weights: list[float], steps: int, batch: int, size: int,
                    seed: int, log, init: Path | None = None,
-                   scales: tuple[float, float] = DET_SCALES) -> Detector:
-    """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate."""
+                   scales: tuple[float, float] = DET_SCALES, stretch: float = 1.0,
+                   hard_share: float = 0.0) -> Detector:
+    """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
+    ``stretch``: see ``_det_sample``. ``hard_share``: that share of the draws from a
+    source with ``missed`` counts (``mine_missed``) picks a photo in proportion to the
+    dice missed on it, not uniformly."""
     rng = np.random.default_rng(seed)
+    hard = {}
+    for k, src in enumerate(sources):
+        missed = np.array(getattr(src, "missed", None) or [], np.float64)
+        if hard_share > 0 and missed.sum() > 0:
+            hard[k] = missed / missed.sum()
     model = Detector()
     frozen = _start_from(model, init, "detector", log)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
@@ -493,9 +555,14 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
     for step in range(steps):
         imgs, hms, whs, masks = [], [], [], []
         for _ in range(batch):
-            src = sources[int(rng.choice(len(sources), p=p))]
-            img, boxes, _ = src.get(int(rng.integers(len(src))))
-            c, hm, wh, mask = _det_sample(img, boxes, rng, size, scales)
+            k = int(rng.choice(len(sources), p=p))
+            src = sources[k]
+            if k in hard and rng.random() < hard_share:
+                i = int(rng.choice(len(src), p=hard[k]))
+            else:
+                i = int(rng.integers(len(src)))
+            img, boxes, _ = src.get(i)
+            c, hm, wh, mask = _det_sample(img, boxes, rng, size, scales, stretch)
             imgs.append(c)
             hms.append(hm)
             whs.append(wh)
@@ -522,11 +589,11 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
 def train_classifier(sources: list, weights: list[float], steps: int, batch: int, seed: int,
                      log, init: Path | None = None, width: float = 1.0,
                      upright: bool = False, small_weight: int = 1,
-                     part_share: float = 0.0) -> Classifier:
+                     part_share: float = 0.0, hard_weight: int = 1) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
     A source's ``false_peaks`` (when it has them) and ``part_share`` of its dice give
     "not a die" crops, and its ``die_boxes`` crops of dice as a detector boxed them
-    (``_cls_samples``)."""
+    (``_cls_samples``); its ``hard_dice`` give ``hard_weight`` times as many crops."""
     rng = np.random.default_rng(seed + 1)
     model = Classifier(width)
     frozen = _start_from(model, init, "classifier_upright" if upright else "classifier", log)
@@ -547,12 +614,14 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
             img, boxes, faces = src.get(i)
             peaks = getattr(src, "false_peaks", None)
             on_dice = getattr(src, "die_boxes", None)
+            hard = getattr(src, "hard_dice", None)
             cs, ls = _cls_samples(img, boxes, faces, rng, per_die=3,
                                   backgrounds=max(1, len(boxes) // 3), upright=upright,
                                   small_weight=small_weight,
                                   false_peaks=peaks[i] if peaks else None,
                                   part_share=part_share,
-                                  die_boxes=on_dice[i] if on_dice else None)
+                                  die_boxes=on_dice[i] if on_dice else None,
+                                  hard=hard[i] if hard else None, hard_weight=hard_weight)
             pool.extend(zip(cs, ls, strict=True))
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
@@ -604,7 +673,9 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           false_peaks: str | Path | None = None, part_negatives: float = 0.0,
           die_boxes: str | Path | None = None,
           tune_sizes: tuple[int, ...] = (416, 512, 640),
-          tune_views: tuple[int, ...] = (1, 4)) -> Path:
+          tune_views: tuple[int, ...] = (1, 4), det_stretch: float = 1.0,
+          hard_photos: str | Path | None = None, hard_share: float = 0.3,
+          hard_dice: str | Path | None = None, hard_weight: int = 3) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -620,7 +691,12 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     of a part of the die as "not a die" (``_cls_samples``); ``die_boxes``: a model folder
     whose detector's boxes on the train dice give half of the classifiers' crops of them
     (``mine_die_boxes``). ``tune_sizes`` / ``tune_views``: the detector input sides and
-    test-time views tuning may choose from (fewer keep a model within a speed budget)."""
+    test-time views tuning may choose from (fewer keep a model within a speed budget).
+    ``det_stretch``: the detector's photos are also squeezed to other aspect ratios
+    (``_det_sample``); ``hard_photos``: a model folder whose detector's misses on the train
+    photos (``mine_missed``) make ``hard_share`` of the detector's real draws;
+    ``hard_dice``: a model folder whose reader's wrong or unsure readings of the train dice
+    (``mine_hard_dice``) give those dice ``hard_weight`` times as many classifier crops."""
     out = Path(out)
     val_tenths = dice_photos.resolve_split(out, val_tenths)
     train_sets, val_sets = dice_photos.SPLITS[val_tenths]
@@ -638,6 +714,10 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
             mine_false_peaks(real, false_peaks, log=log)
         if die_boxes and {"cls", "cls-upright"} & set(parts):
             mine_die_boxes(real, die_boxes, log=log)
+        if hard_dice and {"cls", "cls-upright"} & set(parts):
+            mine_hard_dice(real, hard_dice, log=log)
+        if hard_photos and "det" in parts:
+            mine_missed(real, hard_photos, log=log)
     if {"det", "cls"} & set(parts) or ("cls-upright" in parts
                                         and not (upright_render or render_cube)):
         ren = Rendered(rendered, seed, cube=render_cube)
@@ -646,7 +726,9 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     if "det" in parts:
         torch.manual_seed(seed)
         det = train_detector([real, ren], [0.6, 0.4], det_steps, DET_BATCH, DET_CROP, seed, log,
-                             init=Path(init) if init else None, scales=det_scales)
+                             init=Path(init) if init else None, scales=det_scales,
+                             stretch=det_stretch,
+                             hard_share=hard_share if hard_photos else 0.0)
         _export_det(det, out)
         torch.save(det.state_dict(), out / "detector.pt")
         log(f"detector exported to {out} ({time.time() - t0:.0f}s)")
@@ -666,7 +748,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         cls = train_classifier(sources, [0.65, 0.35], steps, CLS_BATCH, seed, log,
                                init=Path(init) if init else None,
                                width=cls_width, upright=upright, small_weight=small_weight,
-                               part_share=part_negatives)
+                               part_share=part_negatives,
+                               hard_weight=hard_weight if hard_dice else 1)
         _export_cls(cls, out, name)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")
@@ -685,6 +768,11 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "false_peaks": str(false_peaks) if false_peaks else None,
                  "part_negatives": part_negatives,
                  "die_boxes": str(die_boxes) if die_boxes else None,
+                 "det_stretch": det_stretch,
+                 "hard_photos": str(hard_photos) if hard_photos else None,
+                 "hard_share": hard_share if hard_photos else 0.0,
+                 "hard_dice": str(hard_dice) if hard_dice else None,
+                 "hard_weight": hard_weight if hard_dice else 1,
                  "tune_sizes": list(tune_sizes), "tune_views": list(tune_views),
                  "rendered": rendered, "train_sets": list(train_sets),
                  "val_sets": list(val_sets)})

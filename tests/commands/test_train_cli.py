@@ -14,6 +14,11 @@ from companion.cli import main
     (["--part-negatives", "1.5"], "--part-negatives 1.5: needs a share from 0 to 1"),
     (["--false-peaks", "/nowhere"], "--false-peaks /nowhere: no detector.onnx there"),
     (["--die-boxes", "/nowhere"], "--die-boxes /nowhere: no detector.onnx there"),
+    (["--hard-photos", "/nowhere"], "--hard-photos /nowhere: no detector.onnx there"),
+    (["--hard-share", "0"], "--hard-share 0: needs a share above 0, at most 1"),
+    (["--det-stretch", "0.5"], "--det-stretch 0.5: needs a ratio from 1 to 4"),
+    (["--hard-weight", "0"], "--hard-weight 0: needs at least 1"),
+    (["--hard-dice", "/nowhere"], "--hard-dice /nowhere: no reader.json there"),
     (["--tune-sizes", "416", "500"], "--tune-sizes 416 500: each a multiple of 32 from 64 to 2048"),
     (["--tune-views", "3"], "--tune-views 3: each 1, 2, 4 or 8"),
 ])

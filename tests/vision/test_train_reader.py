@@ -93,6 +93,120 @@ def test_detector_scale_range_sets_the_die_size_seen():
     assert size_seen((0.5, 0.5)) == pytest.approx(base / 2, rel=0.02)
 
 
+def test_detector_stretch_squeezes_dice_within_the_ratio_and_is_off_by_default():
+    img = np.full((400, 400, 3), 90, np.uint8)
+    boxes = np.array([[180, 180, 220, 220]], np.float32)  # a square die
+
+    def ratios(stretch, n=40):
+        rng = np.random.default_rng(5)
+        out = []
+        for _ in range(n):
+            _, _, wh, mask = T._det_sample(img, boxes.copy(), rng, 256, (1.0, 1.0), stretch)
+            iy, ix = np.argwhere(mask == 1)[0]
+            out.append(math.exp(wh[0, iy, ix] - wh[1, iy, ix]))  # width / height seen
+        return np.array(out)
+
+    assert np.allclose(ratios(1.0), 1.0, atol=0.02)
+    seen = ratios(1.5)
+    assert seen.min() >= 1 / 1.5 - 0.03 and seen.max() <= 1.5 + 0.03
+    assert seen.min() < 0.85 and seen.max() > 1.15  # both ways
+    # off: the same random draws as before the option, so earlier models rebuild
+    a = T._det_sample(img, boxes.copy(), np.random.default_rng(9), 256)
+    b = T._det_sample(img, boxes.copy(), np.random.default_rng(9), 256, T.DET_SCALES, 1.0)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def test_missed_dice_are_those_the_detector_scores_below_the_threshold():
+    import cv2
+
+    from companion.vision.learned import MODEL_DIR
+    from companion.vision.render_dice import render_dice_scene
+
+    img, dice = render_dice_scene(5, size=T.DET_SIZE)
+    boxes = np.array([d.box for d in dice], np.float32)
+    faces = np.array([d.face for d in dice])
+    blank = np.full_like(img, 120)
+    real = T.RealImages((), None)
+    # the scene as labelled; a blank photo "labelled" with the same dice (none there)
+    real.items = [(cv2.imencode(".png", im)[1].tobytes(), boxes, faces) for im in (img, blank)]
+    real.sets = ["table-train"] * 2
+    n = T.mine_missed(real, MODEL_DIR, log=lambda m: None)
+    found, blind = real.missed
+    assert blind == len(boxes)  # nothing on a blank photo: every label missed
+    assert found < len(boxes) / 2  # most rendered dice are found
+    assert n == found + blind
+    # a threshold above every score misses them all
+    T.mine_missed(real, MODEL_DIR, threshold=1.01, log=lambda m: None)
+    assert real.missed == [len(boxes), len(boxes)]
+
+
+def test_hard_share_draws_photos_in_proportion_to_missed_dice(monkeypatch):
+    drawn = []
+
+    class Photos:
+        missed = [0, 0, 3, 1]
+
+        def __len__(self):
+            return 4
+
+        def get(self, i):
+            drawn.append(i)
+            return (np.full((64, 64, 3), 90, np.uint8), np.zeros((0, 4), np.float32),
+                    np.zeros(0, np.int64))
+
+    def draws(share):
+        drawn.clear()
+        T.train_detector([Photos()], [1.0], steps=1, batch=400, size=64, seed=0,
+                         log=lambda m: None, hard_share=share)
+        return np.bincount(drawn, minlength=4) / len(drawn)
+
+    monkeypatch.setattr(T, "_focal", lambda pred, gt: pred.mean())
+    plain = draws(0.0)
+    assert np.allclose(plain, 0.25, atol=0.07)
+    hard = draws(1.0)
+    assert hard[0] == hard[1] == 0 and hard[2] == pytest.approx(0.75, abs=0.07)
+    half = draws(0.5)
+    assert half[2] == pytest.approx(0.5 * 0.75 + 0.5 * 0.25, abs=0.07)
+
+
+def test_hard_dice_give_more_classifier_crops_and_none_by_default():
+    img = np.full((200, 200, 3), 90, np.uint8)
+    boxes = np.array([[10, 10, 60, 60], [100, 100, 160, 160]], np.float32)
+    faces = np.array([2, 5])
+    hard = np.array([False, True])
+    for weight, want in ((1, [1, 4]), (4, [1, 4, 4, 4, 4])):
+        _, labels = T._cls_samples(img, boxes, faces, np.random.default_rng(0), per_die=1,
+                                   backgrounds=0, hard=hard, hard_weight=weight)
+        assert labels == want
+    a = T._cls_samples(img, boxes, faces, np.random.default_rng(4), per_die=2, backgrounds=1)
+    b = T._cls_samples(img, boxes, faces, np.random.default_rng(4), per_die=2, backgrounds=1,
+                       hard=np.array([False, False]), hard_weight=5)
+    assert a[1] == b[1] and all(np.array_equal(x, y) for x, y in zip(a[0], b[0], strict=True))
+
+
+def test_hard_dice_are_those_the_reader_reads_wrong_or_unsure():
+    import cv2
+
+    from companion.vision.learned import MODEL_DIR
+    from companion.vision.render_dice import render_dice_scene
+
+    img, dice = render_dice_scene(5, size=T.DET_SIZE)
+    boxes = np.array([d.box for d in dice], np.float32)
+    faces = np.array([d.face for d in dice])
+    wrong = faces % 6 + 1  # every die labelled with another face
+    data = cv2.imencode(".png", img)[1].tobytes()
+    real = T.RealImages((), None)
+    real.items = [(data, boxes, faces), (data, boxes, wrong), (data, boxes[:0], faces[:0])]
+    real.sets = ["table-train"] * 3
+    n = T.mine_hard_dice(real, MODEL_DIR, log=lambda m: None)
+    right, mislabelled, empty = real.hard_dice
+    assert mislabelled.all() and len(empty) == 0
+    assert right.sum() < len(right)  # the committed reader reads rendered dice
+    assert n == right.sum() + len(mislabelled)
+    T.mine_hard_dice(real, MODEL_DIR, threshold=1.01, log=lambda m: None)
+    assert real.hard_dice[0].all()  # nothing is read that sure
+
+
 def test_small_dice_give_more_classifier_crops_when_asked():
     img = np.full((200, 200, 3), 90, np.uint8)
     boxes = np.array([[10, 10, 30, 30], [100, 100, 160, 160]], np.float32)  # 20 px, 60 px
