@@ -62,10 +62,12 @@ def test_reads_frozen_rendered_scenes(reader):
     # regression floors for the committed model (8d measured recall 0.98, precision 0.98,
     # end-to-end 0.94; 8i, whose upright pair carries all the weight and whose cube
     # classifier learnt real photos' detector boxes, recall 1.0, precision 0.97, end to
-    # end 0.83: 11 of 64 rendered dice "unknown", none wrong)
+    # end 0.83: 11 of 64 rendered dice "unknown", none wrong; 8j, its pair taught more
+    # of the dice it was unsure of, recall 1.0, precision 0.94, end to end 0.92: 5 of 64
+    # "unknown", none wrong)
     assert s.recall >= 0.9, s
     assert s.precision >= 0.93, s
-    assert s.end_to_end >= 0.8, s
+    assert s.end_to_end >= 0.85, s
     assert s.wrong <= 1, s
 
 
