@@ -267,10 +267,16 @@ def run(args: argparse.Namespace) -> int:
             run_interactive(referee, camera=args.camera, profile=args.profile, page=page)
         )
     finally:
-        if log:
-            log.close()
-            if log.rescue_path is not None and log.fault is not None:
-                print(f"sim: {log.fault.text}", file=sys.stderr)
+        # the log the sim opened, and the one a new game after game over moved the
+        # referee to: each is closed, so its last lines are on disk before exit
+        logs = [log] + ([referee.log] if referee.log not in (None, log) else [])
+        for each in logs:
+            if each:
+                each.close()
+                if each.rescue_path is not None and each.fault is not None:
+                    print(f"sim: {each.fault.text}", file=sys.stderr)
         if speaker is not None:
             speaker.close()  # type: ignore[attr-defined]
         print(f"game log: {path}")
+        if len(logs) > 1:
+            print(f"game log: {logs[-1].path}")

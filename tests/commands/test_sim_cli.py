@@ -78,3 +78,30 @@ def test_a_marked_line_that_is_accepted_fails_strict(tmp_path, capsys):
     )
     assert main(["sim", "--script", str(p), "--headless", "--strict"]) == 2
     assert "line 3: marked '# rejected' but the referee accepted it" in capsys.readouterr().err
+
+
+def test_the_log_a_new_game_moved_to_is_closed_at_exit(tmp_path, monkeypatch, capsys):
+    """A new game after game over writes a new log (``new_log_after_game_over``); the
+    sim closes that one too at exit, so its last lines reach the disk (it once closed
+    only the first, and a loaded machine could exit before the writer thread wrote)."""
+    import companion.interactive as interactive
+    from companion.gamelog import GameLog
+
+    closed = []
+    real_close = GameLog.close
+    monkeypatch.setattr(GameLog, "close", lambda self: (closed.append(self.path.name),
+                                                       real_close(self)))
+    second = tmp_path / "second.jsonl"
+
+    async def session(referee, **_):
+        referee.start_new_log(GameLog(second))
+        referee.log.append({"type": "new_game", "game": "vault-assault", "players": 2,
+                            "names": ["Dan", "Eve"]})
+        return 0
+
+    monkeypatch.setattr(interactive, "run_interactive", session)
+    assert main(["sim", "--log", str(tmp_path / "first.jsonl")]) == 0
+    assert closed.count("first.jsonl") == 1 and closed.count("second.jsonl") == 1
+    assert "Dan" in second.read_text()
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        f"game log: {tmp_path / 'first.jsonl'}", f"game log: {second}"]
