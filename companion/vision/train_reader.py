@@ -236,8 +236,8 @@ def mine_hard_dice(real: RealImages, model_dir: str | Path, threshold: float = 0
     real.hard_dice = []
     for i in range(len(real)):
         img, boxes, faces = real.get(i)
-        probs = reader.face_probabilities(img, boxes) if len(boxes) else np.zeros((0, 7))
-        k = probs[:, :len(FACES)].argmax(1) if len(boxes) else np.zeros(0, np.int64)
+        probs = reader.face_probabilities(img, boxes)  # 0 x 7 for a photo with no die
+        k = probs[:, :len(FACES)].argmax(1)
         right = (k == faces - 1) & (probs[np.arange(len(k)), k] >= threshold)
         real.hard_dice.append(~right)
     n = int(sum(h.sum() for h in real.hard_dice))
