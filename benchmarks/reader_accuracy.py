@@ -153,10 +153,12 @@ def main() -> int:
               f"{speed(cvr, two):.1f} ms/image (ONNX Runtime above)")
 
     if args.fewshot:
-        from companion.vision.fewshot import FewShotReader, build_prototypes
+        from companion.vision.fewshot import FewShotReader, build_prototypes, fewshot_choice
 
-        print("\nfew-shot (nearest prototype on the classifier embedding, no pip counting): "
-              f"end-to-end / conf. wrong, mean of {args.seeds} draws")
+        kinds = ", ".join(f"N={n} {fewshot_choice(learned, n)[2]}" for n in (1, 3, 10))
+        print("\nfew-shot (nearest prototype on a classifier embedding, no pip counting; "
+              f"embedding as tuned: {kinds}): end-to-end / conf. wrong, mean of "
+              f"{args.seeds} draws")
         print("| set | shots from | N=1 | N=3 | N=10 |")
         print("|---|---|---|---|---|")
         for name in args.sets:

@@ -65,7 +65,8 @@ def run_from_manifest(args: argparse.Namespace) -> int:
         print(f"companion calibrate: {exc}", file=sys.stderr)
         return 1 if not isinstance(exc, FewShotError) else 2
     counts = ", ".join(f"{f}:{len(v)}" for f, v in sorted(data["shot_images"].items()))
-    print(f"few-shot profile: {path} ({len(data['prototypes'])} faces; shots {counts})")
+    print(f"few-shot profile: {path} ({len(data['prototypes'])} faces; shots {counts}; "
+          f"{data['embedding']} embedding)")
     return 0
 
 

@@ -1,8 +1,12 @@
 """Few-shot face reading: teach a die set's faces from a handful of labelled views.
 
 ``build_prototypes(manifest, shots=N)`` takes N labelled dice per face from a manifest
-(image,face,x0,y0,x1,y1; drawn at random for a seed), embeds each crop with the learned
-classifier's embedding and keeps the mean per face: one prototype per face name.
+(image,face,x0,y0,x1,y1; drawn at random for a seed), embeds each crop with a learned
+classifier's embedding and keeps the mean per face: one prototype per face name. The
+embedding is the turned classifier's (trained at any rotation) or, since issue 8k, the
+upright classifiers' (trained keeping the photo's up, so an oblique view's top face is
+told from its sides): ``tune_fewshot`` chooses per number of shots on the validation
+splits, and the profile records it (``embedding``; a profile without it is "turned").
 ``FewShotReader`` finds dice with the learned detector and gives each the face of the
 nearest prototype (cosine similarity); no pip counting is involved, the face names are
 just labels (any symbol names work the same way). A die is "unknown" when the best
@@ -24,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.vision.evaluate import ManifestImage
-from companion.vision.learned import LearnedReader, kept_boxes
+from companion.vision.learned import EMBEDDINGS, LearnedReader, kept_boxes
 from companion.vision.types import UNKNOWN, DieReading
 
 PROTOTYPES_FILE = "prototypes.json"
@@ -39,13 +43,20 @@ class FewShotError(ValueError):
 
 
 def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0,
-                     model_dir=None, reader: LearnedReader | None = None) -> dict:
-    """Prototypes from ``shots`` labelled dice per face of ``manifest``."""
+                     model_dir=None, reader: LearnedReader | None = None,
+                     embedding: str | None = None) -> dict:
+    """Prototypes from ``shots`` labelled dice per face of ``manifest``, in ``embedding``
+    (default: the one the model's tuned table chooses for that many shots)."""
     from companion.vision.frames import FrameUnreadable, load_image
 
     if shots < 1:
         raise FewShotError("--shots must be at least 1")
     reader = reader or LearnedReader(model_dir)
+    sim, margin, tuned = fewshot_choice(reader, shots)
+    embedding = embedding or tuned
+    _check_embedding(embedding, reader)
+    if embedding != tuned:  # thresholds tuned for another embedding do not carry over
+        sim, margin = DEFAULT_SIMILARITY, DEFAULT_MARGIN
     by_face: dict[str, list[tuple[int, int]]] = {}
     for i, m in enumerate(manifest):
         for j, d in enumerate(m.dice):
@@ -71,7 +82,7 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
             img = cache[i]
             if img is None:
                 continue
-            _, e = reader.classify(img, [manifest[i].dice[j].box])
+            _, e = reader.classify(img, [manifest[i].dice[j].box], embedding)
             embs.append(e[0])
             used.setdefault(face, []).append(manifest[i].key)
         if embs:
@@ -79,21 +90,35 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
             protos[face] = (p / max(1e-6, float(np.linalg.norm(p)))).round(6).tolist()
     if len(protos) < 2:
         raise FewShotError("need labelled dice of at least two faces to calibrate")
-    sim, margin = thresholds_for(reader, shots)
-    return {"format": FEWSHOT_FORMAT, "shots": shots, "seed": seed, "prototypes": protos,
-            "min_similarity": sim, "min_margin": margin, "shot_images": used}
+    return {"format": FEWSHOT_FORMAT, "shots": shots, "seed": seed, "embedding": embedding,
+            "prototypes": protos, "min_similarity": sim, "min_margin": margin,
+            "shot_images": used}
+
+
+def _check_embedding(embedding: str, reader: LearnedReader) -> None:
+    if embedding not in EMBEDDINGS:
+        raise FewShotError(f"embedding {embedding!r} is not one of {', '.join(EMBEDDINGS)}")
+    if embedding == "upright" and not reader.has_upright:
+        raise FewShotError("the 'upright' embedding needs a model with an upright "
+                           "classifier")
+
+
+def fewshot_choice(reader: LearnedReader, shots: int) -> tuple[float, float, str]:
+    """(min_similarity, min_margin, embedding) for prototypes of ``shots`` views per
+    face: the model's ``fewshot`` table in reader.json (chosen on the validation splits
+    by ``tune_fewshot``; the entry of the most shots not above ``shots``), else 0.5,
+    0.05 and the turned embedding."""
+    entries = sorted((int(n), v) for n, v in reader.meta["fewshot"].items())
+    if not entries:
+        return DEFAULT_SIMILARITY, DEFAULT_MARGIN, "turned"
+    fits = [e for e in entries if e[0] <= shots] or entries[:1]  # fewer: the fewest
+    sim, margin, embedding = fits[-1][1]
+    return float(sim), float(margin), str(embedding)
 
 
 def thresholds_for(reader: LearnedReader, shots: int) -> tuple[float, float]:
-    """(min_similarity, min_margin) for prototypes of ``shots`` views per face: the
-    model's ``fewshot`` table in reader.json (chosen on the validation splits by
-    ``tune_fewshot``; the entry of the most shots not above ``shots``), else 0.5, 0.05."""
-    entries = sorted((int(n), v) for n, v in reader.meta["fewshot"].items())
-    if not entries:
-        return DEFAULT_SIMILARITY, DEFAULT_MARGIN
-    fits = [e for e in entries if e[0] <= shots] or entries[:1]  # fewer: the fewest
-    sim, margin = fits[-1][1]
-    return float(sim), float(margin)
+    """(min_similarity, min_margin) of ``fewshot_choice``."""
+    return fewshot_choice(reader, shots)[:2]
 
 
 def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
@@ -130,7 +155,8 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
     from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
 
-    cached = []  # (source manifest, [(boxes, probs, emb, labels)])
+    kinds = [k for k in EMBEDDINGS if k == "turned" or reader.has_upright]
+    cached = []  # (source manifest, [(boxes, probs, {embedding: emb}, labels)])
     for val in val_sets or dice_photos.VAL_SETS:
         src = dice_photos.train_of(val)
         rows = []
@@ -141,37 +167,42 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
                 continue
             boxes = reader.detect(img, reader.det_threshold)
             probs, emb = reader.classify(img, boxes)
-            rows.append((boxes, probs, emb, m.dice))
+            embs = {k: reader.classify(img, boxes, k)[1] if k != "turned" else emb
+                    for k in kinds}
+            rows.append((boxes, probs, embs, m.dice))
         cached.append((dice_photos.load_set(src, root), rows))
     sims = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97)
     margins = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
-    chosen: dict[str, list[float]] = {}
+    chosen: dict[str, list] = {}
     for n in shots:
-        runs = []
-        for source, rows in cached:
-            for seed in range(seeds):
-                data = build_prototypes(source, n, seed=seed, reader=reader)
-                faces = list(data["prototypes"])
-                protos = np.array([data["prototypes"][f] for f in faces], np.float32)
-                runs.append((faces, protos, rows))
         best = None
-        for sim in sims:
-            for margin in margins:
-                scores, labelled = [], []
-                for faces, protos, rows in runs:
-                    for boxes, probs, emb, dice in rows:
-                        rs = nearest_faces(boxes, probs, emb, faces, protos, sim, margin,
-                                           keep_nested=reader.keep_nested)
-                        scores.append(score_image(predicted_dice(rs), dice))
-                        labelled.extend(d.face for d in dice)
-                s = summarise(scores, [], labelled)
-                key = (round(s.end_to_end - wrong_cost * s.wrong_share, 4), sim, margin)
-                if best is None or key > best[0]:
-                    best = (key, sim, margin, s)
-        _, sim, margin, s = best
-        log(f"few-shot N={n}: min_similarity {sim} min_margin {margin}: end-to-end "
-            f"{s.end_to_end:.4f} wrong {s.wrong_share:.4f} (validation, {seeds} draws)")
-        chosen[str(n)] = [sim, margin]
+        for kind in kinds:  # a tie keeps the earlier kind (turned)
+            runs = []
+            for source, rows in cached:
+                for seed in range(seeds):
+                    data = build_prototypes(source, n, seed=seed, reader=reader,
+                                            embedding=kind)
+                    faces = list(data["prototypes"])
+                    protos = np.array([data["prototypes"][f] for f in faces], np.float32)
+                    runs.append((faces, protos, rows))
+            for sim in sims:
+                for margin in margins:
+                    scores, labelled = [], []
+                    for faces, protos, rows in runs:
+                        for boxes, probs, embs, dice in rows:
+                            rs = nearest_faces(boxes, probs, embs[kind], faces, protos, sim,
+                                               margin, keep_nested=reader.keep_nested)
+                            scores.append(score_image(predicted_dice(rs), dice))
+                            labelled.extend(d.face for d in dice)
+                    s = summarise(scores, [], labelled)
+                    key = (round(s.end_to_end - wrong_cost * s.wrong_share, 4), sim, margin)
+                    if best is None or key > best[0]:
+                        best = (key, kind, sim, margin, s)
+        _, kind, sim, margin, s = best
+        log(f"few-shot N={n}: {kind} embedding, min_similarity {sim} min_margin {margin}: "
+            f"end-to-end {s.end_to_end:.4f} wrong {s.wrong_share:.4f} (validation, "
+            f"{seeds} draws)")
+        chosen[str(n)] = [sim, margin, kind]
     return chosen
 
 
@@ -213,6 +244,10 @@ def load_fewshot(directory: str | Path) -> dict:
         raise FewShotError(f"{path}: prototypes must be lists of one length")
     if not all(math.isfinite(x) for v in protos.values() for x in v):
         raise FewShotError(f"{path}: prototypes hold a non-number")
+    embedding = data.get("embedding", "turned")
+    if embedding not in EMBEDDINGS:
+        raise FewShotError(f"{path}: key 'embedding' must be one of "
+                           f"{', '.join(EMBEDDINGS)}, not {embedding!r}")
     return data
 
 
@@ -227,12 +262,15 @@ class FewShotReader:
         self.min_similarity = float(data.get("min_similarity", DEFAULT_SIMILARITY))
         self.min_margin = float(data.get("min_margin", DEFAULT_MARGIN))
         self.dice_set = dice_set
+        # profiles from before issue 8k hold the turned classifier's embedding
+        self.embedding = data.get("embedding", "turned")
+        _check_embedding(self.embedding, self.reader)
 
     def __call__(self, image: np.ndarray) -> list[DieReading]:
         # the detector's own threshold: the faint-box rule asks the pip classifier's
         # face confidence, which says nothing of a symbol die
         boxes = self.reader.detect(image, self.reader.det_threshold)
-        probs, emb = self.reader.classify(image, boxes)
+        probs, emb = self.reader.classify(image, boxes, self.embedding)
         return nearest_faces(boxes, probs, emb, self.faces, self.protos,
                              self.min_similarity, self.min_margin, self.dice_set,
                              keep_nested=self.reader.keep_nested)

@@ -15,8 +15,8 @@ or a pip seen as a second die); a die whose face the classifier is less sure of 
 Thresholds and the detector's input size come from ``reader.json``, chosen on the
 validation splits by ``tune_thresholds`` when the model was trained.
 
-The classifier's embedding also reads symbol dice with few shots (``prototypes`` /
-``nearest_prototype``): see ``companion.vision.fewshot``.
+The classifiers' embeddings also read symbol dice with few shots (``classify`` with
+``embedding`` "turned" or "upright"): see ``companion.vision.fewshot``.
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": No
             "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32,
             "upright_weight": 0.0, "keep_nested": True, "upright_files": None}
 UPRIGHT = "classifier_upright.onnx"
+# Which embedding few-shot prototypes are made of: the turned classifier's (trained at any
+# rotation) or the upright classifiers' mean (trained keeping the photo's up; issue 8k).
+EMBEDDINGS = ("turned", "upright")
 
 
 class ModelMissing(RuntimeError):
@@ -87,10 +90,20 @@ def _read_meta(path: Path) -> dict:
                               f"in the model folder, not {files!r}")
     table = meta.get("fewshot") or {}
     try:
-        meta["fewshot"] = {str(int(n)): [float(v[0]), float(v[1])] for n, v in table.items()}
+        # [similarity, margin] (the turned embedding) or, since issue 8k, [similarity,
+        # margin, embedding]
+        meta["fewshot"] = {str(int(n)): [float(v[0]), float(v[1]),
+                                         v[2] if len(v) > 2 else "turned"]
+                           for n, v in table.items()}
+        if any(len(v) > 3 for v in table.values()):
+            raise ValueError
     except (AttributeError, TypeError, ValueError, IndexError, KeyError):
         raise ModelUnreadable(f"{path}: key 'fewshot' must map shots to [similarity, "
-                              "margin]") from None
+                              "margin] or [similarity, margin, embedding]") from None
+    for entry in meta["fewshot"].values():
+        if entry[2] not in EMBEDDINGS:
+            raise ModelUnreadable(f"{path}: key 'fewshot' names embedding {entry[2]!r}, "
+                                  f"not one of {', '.join(EMBEDDINGS)}")
     return meta
 
 
@@ -108,6 +121,10 @@ def _load(path: Path, load: Callable[[str], Any]) -> Any:
     except Exception as exc:  # onnxruntime and cv2 raise their own kinds
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelUnreadable(f"{path}: cannot load the network: {first}") from None
+
+
+def _unit(e: np.ndarray) -> np.ndarray:
+    return e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-6)
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -230,9 +247,25 @@ class LearnedReader:
             boxes.append((max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1), s))
         return boxes
 
-    def classify(self, image: np.ndarray, boxes) -> tuple[np.ndarray, np.ndarray]:
+    def classify(self, image: np.ndarray, boxes, embedding: str = "turned"
+                 ) -> tuple[np.ndarray, np.ndarray]:
         """(probabilities N x 7, unit embeddings N x 64) for the dice in ``boxes``: the
-        turned views' mean, mixed with the upright classifier's at ``upright_weight``."""
+        turned views' mean, mixed with the upright classifier's at ``upright_weight``.
+        The embeddings are the turned classifier's, or (``embedding`` "upright") the mean
+        of the upright classifiers' unit embeddings, made a unit again."""
+        if embedding == "upright":
+            if not self.has_upright:
+                raise ModelUnreadable("this model has no upright classifier for the "
+                                      "'upright' embedding")
+            if len(boxes) == 0:
+                return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32)
+            up, emb = self._upright_embedded(self._crops(image, boxes))
+            if self.upright_weight == 1.0:
+                return up, emb
+            probs = self.classify_both(image, boxes, upright=False)[0]
+            return mix_upright(probs, up, self.upright_weight), emb
+        if embedding != "turned":
+            raise ValueError(f"embedding must be one of {', '.join(EMBEDDINGS)}")
         probs, emb, upright = self.classify_both(image, boxes,
                                                  upright=self.upright_weight > 0)
         return mix_upright(probs, upright, self.upright_weight), emb
@@ -252,8 +285,7 @@ class LearnedReader:
                          else turned)
         logits, emb = self._forward(self._turned, crops_blob(views))
         probs = _softmax(logits).reshape(-1, n, logits.shape[1]).mean(axis=0)
-        emb = emb.reshape(-1, n, emb.shape[1]).mean(axis=0)
-        emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-6)
+        emb = _unit(emb.reshape(-1, n, emb.shape[1]).mean(axis=0))
         up = self._upright(crops) if upright and self.has_upright else None
         return probs, emb, up
 
@@ -272,9 +304,16 @@ class LearnedReader:
 
     def _upright(self, crops: list[np.ndarray]) -> np.ndarray:
         """The upright classifiers' probabilities, averaged."""
+        return self._upright_embedded(crops)[0]
+
+    def _upright_embedded(self, crops: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The upright classifiers' probabilities, averaged, and the mean of their unit
+        embeddings, made a unit again."""
         blob = crops_blob(crops)
-        return np.mean([_softmax(self._forward(net, blob)[0]) for net in self._up_nets],
-                       axis=0)
+        outs = [self._forward(net, blob) for net in self._up_nets]
+        probs = np.mean([_softmax(logits) for logits, _ in outs], axis=0)
+        emb = np.mean([_unit(e) for _, e in outs], axis=0)
+        return probs, _unit(emb)
 
     def _forward(self, net: Any, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(logits, embeddings) of one classifier network (a session or an OpenCV net)."""
