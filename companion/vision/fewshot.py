@@ -116,10 +116,6 @@ def fewshot_choice(reader: LearnedReader, shots: int) -> tuple[float, float, str
     return float(sim), float(margin), str(embedding)
 
 
-def thresholds_for(reader: LearnedReader, shots: int) -> tuple[float, float]:
-    """(min_similarity, min_margin) of ``fewshot_choice``."""
-    return fewshot_choice(reader, shots)[:2]
-
 
 def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
                   protos: np.ndarray, min_similarity: float, min_margin: float,

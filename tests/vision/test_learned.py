@@ -273,21 +273,21 @@ def test_an_older_reader_json_keeps_boxes_by_the_detector_threshold_alone(tmp_pa
                                   low_face_threshold=None, fewshot=None))
     assert r.lowest_threshold == 0.5
     assert r.keeps(0.5, 0.0) and not r.keeps(0.49, 1.0)
-    from companion.vision.fewshot import DEFAULT_MARGIN, DEFAULT_SIMILARITY, thresholds_for
+    from companion.vision.fewshot import DEFAULT_MARGIN, DEFAULT_SIMILARITY, fewshot_choice
 
-    assert thresholds_for(r, 10) == (DEFAULT_SIMILARITY, DEFAULT_MARGIN)
+    assert fewshot_choice(r, 10)[:2] == (DEFAULT_SIMILARITY, DEFAULT_MARGIN)
 
 
 @needs_model
 def test_fewshot_thresholds_come_from_the_tuned_table(tmp_path):
-    from companion.vision.fewshot import thresholds_for
+    from companion.vision.fewshot import fewshot_choice
 
     r = LearnedReader(_model_copy(tmp_path, fewshot={"1": [0.9, 0.15], "3": [0.8, 0.1],
                                                      "10": [0.7, 0.2]}))
-    assert thresholds_for(r, 1) == (0.9, 0.15)
-    assert thresholds_for(r, 5) == (0.8, 0.1)  # the most shots not above 5
-    assert thresholds_for(r, 40) == (0.7, 0.2)
-    assert thresholds_for(r, 0) == (0.9, 0.15)  # fewer than any: the fewest
+    assert fewshot_choice(r, 1) == (0.9, 0.15, "turned")
+    assert fewshot_choice(r, 5) == (0.8, 0.1, "turned")  # the most shots not above 5
+    assert fewshot_choice(r, 40) == (0.7, 0.2, "turned")
+    assert fewshot_choice(r, 0) == (0.9, 0.15, "turned")  # fewer than any: the fewest
 
 
 @needs_model
