@@ -51,7 +51,7 @@ def bad_args(args: argparse.Namespace) -> str | None:
     from companion.vision.dice_photos import SplitMismatch, resolve_split
 
     try:
-        resolve_split(args.out, args.val_tenths)
+        resolve_split(args.out, args.val_tenths, args.webcam_val or None)
     except SplitMismatch as exc:
         return str(exc)
     return None
@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
               init=args.init, cls_width=args.cls_width, upright_steps=args.upright_steps,
               upright_render=args.upright_render, det_scales=tuple(args.det_scale),
               small_weight=args.small_weight, val_tenths=args.val_tenths,
+              webcam_val=args.webcam_val or None,
               render_cube=args.render_cube, false_peaks=args.false_peaks,
               part_negatives=args.part_negatives, die_boxes=args.die_boxes,
               tune_sizes=tuple(args.tune_sizes), tune_views=tuple(args.tune_views),
@@ -159,6 +160,10 @@ def register(subparsers) -> None:
                         "thresholds on). Default: the one the --out folder's networks "
                         "were trained with (split.json, or reader.json val_sets), else 1; "
                         "another is refused")
+    p.add_argument("--webcam-val", action="store_true",
+                   help="also hold back webcam-white-d6's Valid/ frames for validation "
+                        "(webcam-val; train on its Train/ frames). Default: as the --out "
+                        "folder's networks were trained, else not")
     p.add_argument("--tune-sizes", type=int, nargs="+", default=[416, 512, 640],
                    metavar="PX", help="tune: the detector input sides it may choose from "
                                       "(default 416 512 640; fewer for a speed budget)")

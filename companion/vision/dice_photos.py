@@ -17,6 +17,11 @@ The wider split (issue 8f; sets named with a ``2``: ``table-train2``, ``table-va
 ``trays-train2``, ``trays-val2``, ``trays-colour-val2``): validation is two tenths of the
 source photos instead of one (table bucket 0 or 1, tray bucket 2 or 3), so it holds the
 narrow validation split and about twice as many dice. The held-aside sets are the same.
+The webcam split (issue 8l; ``--webcam-val``): ``webcam-white-d6`` is also split, by frame,
+into its author's own folders: ``webcam-train`` (``Train/``, 310 frames, 951 dice) and
+``webcam-val`` (``Valid/``, 86 frames, 255 dice), so validation also holds frames like the
+companion's own camera (640x480, white dice, 50-80 px). A split is named by its tenths and
+whether the webcam frames are split: ``(1, False)`` is the split up to issue 8k.
 A model records the sets it was trained and tuned on (reader.json ``train_sets`` /
 ``val_sets``).
 A training folder records its split in ``split.json`` (``record_split``), so a part
@@ -101,6 +106,10 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     r = photo_root(root)
     if name == "webcam-white":
         return load_manifest(r / "webcam-white-d6" / "labels.csv")
+    if name in ("webcam-train", "webcam-val"):
+        folder = "/Train/" if name == "webcam-train" else "/Valid/"
+        return [m for m in load_manifest(r / "webcam-white-d6" / "labels.csv")
+                if folder in "/" + m.key.replace("\\", "/")]
     if name in ("table-train", "table-val", "table-train2", "table-val2"):
         return _table_train(r, name.removeprefix("table-"))
     if name == "table-test":
@@ -116,9 +125,22 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
 
 TRAIN_SETS = ("webcam-white", "table-train", "trays-train")
 VAL_SETS = ("table-val", "trays-val")
-# (train sets, validation sets) by how many tenths of the photos validation takes
-SPLITS = {1: (TRAIN_SETS, VAL_SETS),
-          2: (("webcam-white", "table-train2", "trays-train2"), ("table-val2", "trays-val2"))}
+# A split: (how many tenths of the photos validation takes, whether the webcam frames are
+# split too) -> (train sets, validation sets)
+Split = tuple[int, bool]
+SPLITS: dict[Split, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    (1, False): (TRAIN_SETS, VAL_SETS),
+    (2, False): (("webcam-white", "table-train2", "trays-train2"), ("table-val2", "trays-val2")),
+    (1, True): (("webcam-train", "table-train", "trays-train"),
+                ("table-val", "trays-val", "webcam-val")),
+    (2, True): (("webcam-train", "table-train2", "trays-train2"),
+                ("table-val2", "trays-val2", "webcam-val")),
+}
+
+
+def split_options(split: Split) -> str:
+    """The `companion train` options that name a split ("--val-tenths 1 --webcam-val")."""
+    return f"--val-tenths {split[0]}" + (" --webcam-val" if split[1] else "")
 
 
 def fully_labelled(name: str) -> bool:
@@ -162,15 +184,16 @@ class SplitMismatch(ValueError):
     training folder (one line naming the folder and both splits)."""
 
 
-def folder_split(out: str | Path) -> int | None:
+def folder_split(out: str | Path) -> Split | None:
     """The split a training or model folder was made with: its ``split.json``, else its
     reader.json ``val_sets`` (a copied model), else None (nothing trained there yet)."""
     out = Path(out)
     path = out / SPLIT_FILE
     if path.is_file():
         try:
-            had = json.loads(path.read_text(encoding="utf-8"))["val_tenths"]
-        except (OSError, ValueError, KeyError, TypeError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            had = (data["val_tenths"], data.get("webcam_val", False))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             had = None
         if had not in SPLITS:
             raise SplitMismatch(f"{path}: unreadable (delete it only if the folder holds "
@@ -183,21 +206,29 @@ def folder_split(out: str | Path) -> int | None:
     return next((k for k, (_, v) in SPLITS.items() if list(v) == val_sets), None)
 
 
-def resolve_split(out: str | Path, asked: int | None) -> int:
-    """The split to train or tune ``out`` with: the one asked for, which must be the
-    folder's own when it has one; else the folder's; else 1."""
+def resolve_split(out: str | Path, tenths: int | None, webcam_val: bool | None = None
+                  ) -> Split:
+    """The split to train or tune ``out`` with: the one asked for (``tenths`` and
+    ``webcam_val``, either None: the folder's, else 1 / False), which must be the folder's
+    own when it has one; else the folder's; else (1, False)."""
     had = folder_split(out)
-    if asked is not None and had is not None and asked != had:
-        raise SplitMismatch(f"{out}: its networks were trained with --val-tenths {had}, "
-                            f"not {asked}")
-    return asked or had or 1
+    base = had or (1, False)
+    split = (tenths if tenths is not None else base[0],
+             webcam_val if webcam_val is not None else base[1])
+    if had is not None and split != had:
+        raise SplitMismatch(f"{out}: its networks were trained with {split_options(had)}, "
+                            f"not {split_options(split)}")
+    return split
 
 
-def record_split(out: str | Path, val_tenths: int) -> None:
+def record_split(out: str | Path, split: Split) -> None:
     """Write ``out/split.json`` (refusing, like ``resolve_split``, another split than one
-    already recorded there, say by a part started at the same time)."""
-    resolve_split(out, val_tenths)
+    already recorded there, say by a part started at the same time). The split up to
+    issue 8k is written as before, ``{"val_tenths": 1}``."""
+    resolve_split(out, *split)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / SPLIT_FILE).write_text(json.dumps({"val_tenths": val_tenths}) + "\n",
-                                  encoding="utf-8")
+    data: dict = {"val_tenths": split[0]}
+    if split[1]:
+        data["webcam_val"] = True
+    (out / SPLIT_FILE).write_text(json.dumps(data) + "\n", encoding="utf-8")

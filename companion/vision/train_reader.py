@@ -669,7 +669,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           init: str | Path | None = None, cls_width: float = 1.0,
           upright_steps: int = 14000, upright_render: bool = False,
           det_scales: tuple[float, float] = DET_SCALES, small_weight: int = 1,
-          val_tenths: int | None = None, render_cube: bool = False,
+          val_tenths: int | None = None, webcam_val: bool | None = None,
+          render_cube: bool = False,
           false_peaks: str | Path | None = None, part_negatives: float = 0.0,
           die_boxes: str | Path | None = None,
           tune_sizes: tuple[int, ...] = (416, 512, 640),
@@ -682,7 +683,9 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     ``cls-upright`` trains the second, upright classifier (``classifier_upright.onnx``);
     tuning mixes it in when it is there. ``val_tenths`` (1 or 2) is how many tenths of the
     source photos the validation split takes (``dice_photos.SPLITS``; None: the folder's
-    own, else 1); another than the folder's is refused (``SplitMismatch``).
+    own, else 1); ``webcam_val``: the webcam frames are split too (``webcam-train`` /
+    ``webcam-val``; None: the folder's own, else not); another split than the folder's is
+    refused (``SplitMismatch``).
     ``render_cube``: the rendered dice are cubes seen from 20-90 degrees
     (``render_dice.cube_quads``; the upright classifier's camera below the scene, over
     ``upright_render``). ``false_peaks``: a model folder whose detector's false peaks on
@@ -698,12 +701,12 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     ``hard_dice``: a model folder whose reader's wrong or unsure readings of the train dice
     (``mine_hard_dice``) give those dice ``hard_weight`` times as many classifier crops."""
     out = Path(out)
-    val_tenths = dice_photos.resolve_split(out, val_tenths)
-    train_sets, val_sets = dice_photos.SPLITS[val_tenths]
+    split = dice_photos.resolve_split(out, val_tenths, webcam_val)
+    train_sets, val_sets = dice_photos.SPLITS[split]
     if {"det", "cls", "cls-upright"} & set(parts):
-        dice_photos.record_split(out, val_tenths)
-    log(f"split: --val-tenths {val_tenths} (train {', '.join(train_sets)}; validation "
-        f"{', '.join(val_sets)})")
+        dice_photos.record_split(out, split)
+    log(f"split: {dice_photos.split_options(split)} (train {', '.join(train_sets)}; "
+        f"validation {', '.join(val_sets)})")
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     t0 = time.time()

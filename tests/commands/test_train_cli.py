@@ -47,4 +47,15 @@ def test_a_part_with_another_split_than_the_folders_is_one_line(tmp_path, capsys
     (run / "split.json").write_text('{"val_tenths": 2}\n')
     assert main(["train", "--out", str(run), "--part", "tune", "--val-tenths", "1"]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"companion train: {run}: its networks were trained with --val-tenths 2, not 1")
+        f"companion train: {run}: its networks were trained with --val-tenths 2, "
+        "not --val-tenths 1")
+
+
+def test_webcam_val_on_a_folder_trained_without_it_is_one_line(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "split.json").write_text('{"val_tenths": 1}\n')
+    assert main(["train", "--out", str(run), "--part", "tune", "--webcam-val"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"companion train: {run}: its networks were trained with --val-tenths 1, "
+        "not --val-tenths 1 --webcam-val")

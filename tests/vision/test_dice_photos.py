@@ -40,7 +40,7 @@ def test_the_wider_split_holds_the_narrow_one_and_keeps_photos_apart():
         train2 = sources(f"{kind}-train2")
         assert val1 < val2 and not train2 & val2
         assert train2 | val2 == sources(f"{kind}-train") | val1
-    dice = sum(len(m.dice) for name in dice_photos.SPLITS[2][1]
+    dice = sum(len(m.dice) for name in dice_photos.SPLITS[2, False][1]
                for m in dice_photos.load_set(name))
     assert dice > 1.8 * sum(len(m.dice) for name in dice_photos.VAL_SETS
                             for m in dice_photos.load_set(name))
@@ -49,33 +49,76 @@ def test_the_wider_split_holds_the_narrow_one_and_keeps_photos_apart():
 
 def test_a_folder_split_comes_from_split_json_else_reader_json(tmp_path):
     assert folder_split(tmp_path) is None
-    assert resolve_split(tmp_path, None) == 1
+    assert resolve_split(tmp_path, None) == (1, False)
     (tmp_path / "reader.json").write_text(json.dumps({"val_sets": ["table-val2",
                                                                    "trays-val2"]}))
-    assert folder_split(tmp_path) == 2
+    assert folder_split(tmp_path) == (2, False)
     with pytest.raises(SplitMismatch):  # the copied model's split is not another one's
-        dice_photos.record_split(tmp_path, 1)
+        dice_photos.record_split(tmp_path, (1, False))
     (tmp_path / "split.json").write_text('{"val_tenths": 1}\n')  # split.json wins
-    assert resolve_split(tmp_path, None) == 1 and resolve_split(tmp_path, 1) == 1
+    assert resolve_split(tmp_path, None) == (1, False) == resolve_split(tmp_path, 1)
 
 
 def test_the_committed_model_says_its_split():
-    assert folder_split(dice_photos.REPO / "companion" / "data" / "models") in (1, 2)
+    assert folder_split(dice_photos.REPO / "companion" / "data" / "models") in dice_photos.SPLITS
 
 
 def test_another_split_than_the_folders_is_refused_in_one_line(tmp_path):
-    dice_photos.record_split(tmp_path, 2)
+    dice_photos.record_split(tmp_path, (2, False))
     with pytest.raises(SplitMismatch) as err:
         resolve_split(tmp_path, 1)
     assert str(err.value) == (f"{tmp_path}: its networks were trained with --val-tenths 2, "
-                              "not 1")
+                              "not --val-tenths 1")
     (tmp_path / "split.json").write_text("{not json")
     with pytest.raises(SplitMismatch, match="split.json: unreadable"):
         resolve_split(tmp_path, None)
 
 
 def test_recording_another_split_than_the_one_recorded_is_refused(tmp_path):
-    dice_photos.record_split(tmp_path, 2)  # say, a part started at the same time
+    dice_photos.record_split(tmp_path, (2, False))  # say, a part started at the same time
     with pytest.raises(SplitMismatch):
-        dice_photos.record_split(tmp_path, 1)
-    assert folder_split(tmp_path) == 2
+        dice_photos.record_split(tmp_path, (1, False))
+    assert folder_split(tmp_path) == (2, False)
+
+
+def test_the_webcam_split_is_recorded_and_an_old_split_json_reads_without_it(tmp_path):
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "split.json").write_text('{"val_tenths": 1}\n')  # written before issue 8l
+    assert folder_split(old) == (1, False)
+    with pytest.raises(SplitMismatch) as err:
+        resolve_split(old, None, True)
+    assert str(err.value) == (f"{old}: its networks were trained with --val-tenths 1, "
+                              "not --val-tenths 1 --webcam-val")
+    new = tmp_path / "new"
+    dice_photos.record_split(new, (1, True))
+    assert json.loads((new / "split.json").read_text()) == {"val_tenths": 1,
+                                                            "webcam_val": True}
+    assert resolve_split(new, None) == (1, True) == resolve_split(new, 1)
+    with pytest.raises(SplitMismatch, match="not --val-tenths 1$"):
+        resolve_split(new, 1, False)
+    dice_photos.record_split(old, (1, False))  # the old split is still written as before
+    assert json.loads((old / "split.json").read_text()) == {"val_tenths": 1}
+    (new / "split.json").write_text('{"val_tenths": 1, "webcam_val": "yes"}\n')
+    with pytest.raises(SplitMismatch, match="split.json: unreadable"):
+        folder_split(new)
+
+
+def test_a_copied_models_webcam_split_comes_from_its_val_sets(tmp_path):
+    (tmp_path / "reader.json").write_text(json.dumps(
+        {"val_sets": ["table-val", "trays-val", "webcam-val"]}))
+    assert folder_split(tmp_path) == (1, True)
+
+
+@pytest.mark.skipif(not dice_photos.available(), reason="photo sets not found")
+def test_the_webcam_frames_split_by_the_authors_folders():
+    train = dice_photos.load_set("webcam-train")
+    val = dice_photos.load_set("webcam-val")
+    whole = dice_photos.load_set("webcam-white")
+    assert {m.key for m in train}.isdisjoint(m.key for m in val)
+    assert {m.key for m in train} | {m.key for m in val} == {m.key for m in whole}
+    assert (len(train), sum(len(m.dice) for m in train)) == (310, 951)
+    assert (len(val), sum(len(m.dice) for m in val)) == (86, 255)
+    train_sets, val_sets = dice_photos.SPLITS[1, True]
+    assert "webcam-white" not in train_sets and "webcam-val" in val_sets
+    assert dice_photos.train_of("webcam-val") == "webcam-train"
