@@ -107,9 +107,9 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     if name == "webcam-white":
         return load_manifest(r / "webcam-white-d6" / "labels.csv")
     if name in ("webcam-train", "webcam-val"):
-        folder = "/Train/" if name == "webcam-train" else "/Valid/"
+        folder = "Train" if name == "webcam-train" else "Valid"
         return [m for m in load_manifest(r / "webcam-white-d6" / "labels.csv")
-                if folder in "/" + m.key.replace("\\", "/")]
+                if Path(m.key).parent.name == folder]
     if name in ("table-train", "table-val", "table-train2", "table-val2"):
         return _table_train(r, name.removeprefix("table-"))
     if name == "table-test":

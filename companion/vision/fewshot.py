@@ -116,7 +116,6 @@ def fewshot_choice(reader: LearnedReader, shots: int) -> tuple[float, float, str
     return float(sim), float(margin), str(embedding)
 
 
-
 def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
                   protos: np.ndarray, min_similarity: float, min_margin: float,
                   dice_set: str = "pip", keep_nested: bool = True) -> list[DieReading]:
