@@ -66,7 +66,8 @@ def run_from_manifest(args: argparse.Namespace) -> int:
         return 1 if not isinstance(exc, FewShotError) else 2
     counts = ", ".join(f"{f}:{len(v)}" for f, v in sorted(data["shot_images"].items()))
     print(f"few-shot profile: {path} ({len(data['prototypes'])} faces; shots {counts}; "
-          f"{data['embedding']} embedding)")
+          f"{data['embedding']} embedding; dice read from detector score "
+          f"{data['det_threshold']:g})")
     return 0
 
 

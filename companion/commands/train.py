@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
               tune_sizes=tuple(args.tune_sizes), tune_views=tuple(args.tune_views),
               det_stretch=args.det_stretch, hard_photos=args.hard_photos,
               hard_share=args.hard_share, hard_dice=args.hard_dice,
-              hard_weight=args.hard_weight)
+              hard_weight=args.hard_weight, camera_aug=args.camera_aug)
     except (InitUnusable, ModelUnreadable) as exc:
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -146,6 +146,10 @@ def register(subparsers) -> None:
                         "crops")
     p.add_argument("--hard-weight", type=int, default=3, metavar="K",
                    help="with --hard-dice: how many times as many crops (default 3)")
+    p.add_argument("--camera-aug", action="store_true",
+                   help="classifiers: crops are also squeezed or stretched top to bottom, "
+                        "dotted with salt-and-pepper noise and JPEG-encoded, as other "
+                        "cameras would show the dice")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune each part from DIR's model at a lower rate: its .pt file, "

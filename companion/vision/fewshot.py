@@ -12,7 +12,10 @@ nearest prototype (cosine similarity); no pip counting is involved, the face nam
 just labels (any symbol names work the same way). A die is "unknown" when the best
 similarity is below ``min_similarity`` or the runner-up is within ``min_margin``; the
 two are chosen per number of shots on the validation splits (``tune_fewshot``, kept in
-the model's reader.json) and written into each profile.
+the model's reader.json) and written into each profile, as is (since issue 8m) the
+detector score from which a box is read: the learned reader's own ``det_threshold`` goes
+with its faint-box rule, which asks the pip classifier how sure it is, so the few-shot
+reader chooses its own.
 
 Stored in a calibration profile directory as ``prototypes.json``, referred to from
 ``profile.toml``'s optional ``[learned]`` table (profile format 1, extended: older
@@ -52,7 +55,7 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
     if shots < 1:
         raise FewShotError("--shots must be at least 1")
     reader = reader or LearnedReader(model_dir)
-    sim, margin, tuned = fewshot_choice(reader, shots)
+    sim, margin, tuned, det = fewshot_choice(reader, shots)
     embedding = embedding or tuned
     _check_embedding(embedding, reader)
     if embedding != tuned:  # thresholds tuned for another embedding do not carry over
@@ -92,7 +95,7 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
         raise FewShotError("need labelled dice of at least two faces to calibrate")
     return {"format": FEWSHOT_FORMAT, "shots": shots, "seed": seed, "embedding": embedding,
             "prototypes": protos, "min_similarity": sim, "min_margin": margin,
-            "shot_images": used}
+            "det_threshold": det, "shot_images": used}
 
 
 def _check_embedding(embedding: str, reader: LearnedReader) -> None:
@@ -103,17 +106,19 @@ def _check_embedding(embedding: str, reader: LearnedReader) -> None:
                            "classifier")
 
 
-def fewshot_choice(reader: LearnedReader, shots: int) -> tuple[float, float, str]:
-    """(min_similarity, min_margin, embedding) for prototypes of ``shots`` views per
-    face: the model's ``fewshot`` table in reader.json (chosen on the validation splits
-    by ``tune_fewshot``; the entry of the most shots not above ``shots``), else 0.5,
-    0.05 and the turned embedding."""
+def fewshot_choice(reader: LearnedReader, shots: int) -> tuple[float, float, str, float]:
+    """(min_similarity, min_margin, embedding, detector threshold) for prototypes of
+    ``shots`` views per face: the model's ``fewshot`` table in reader.json (chosen on the
+    validation splits by ``tune_fewshot``; the entry of the most shots not above
+    ``shots``), else 0.5, 0.05 and the turned embedding; the detector threshold, where
+    the table has none (before issue 8m), is the reader's ``det_threshold``."""
     entries = sorted((int(n), v) for n, v in reader.meta["fewshot"].items())
     if not entries:
-        return DEFAULT_SIMILARITY, DEFAULT_MARGIN, "turned"
+        return DEFAULT_SIMILARITY, DEFAULT_MARGIN, "turned", reader.det_threshold
     fits = [e for e in entries if e[0] <= shots] or entries[:1]  # fewer: the fewest
-    sim, margin, embedding = fits[-1][1]
-    return float(sim), float(margin), str(embedding)
+    sim, margin, embedding, det = fits[-1][1]
+    return (float(sim), float(margin), str(embedding),
+            reader.det_threshold if det is None else float(det))
 
 
 def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
@@ -138,16 +143,25 @@ def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
     return out
 
 
+# the detector scores from which the few-shot reader may read a box (``tune_fewshot``)
+FEWSHOT_DET_GRID = (0.3, 0.4, 0.5, 0.6, 0.7)
+
+
 def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (1, 3, 10),
-                 seeds: int = 3, wrong_cost: float = 10.0, log=print,
-                 val_sets: tuple[str, ...] | None = None) -> dict[str, list[float]]:
-    """Choose (min_similarity, min_margin) per number of shots on the validation splits
-    only: prototypes from a set's train split, read on its validation split, scored as
-    end-to-end minus ``wrong_cost`` x confidently wrong over ``seeds`` draws. The
-    validation splits are ``val_sets`` (a model's reader.json ``val_sets``; default
-    ``dice_photos.VAL_SETS``), each with its train split (``dice_photos.train_of``)."""
+                 seeds: int = 3, wrong_cost: float = 10.0, false_cost: float = 1.0,
+                 log=print, val_sets: tuple[str, ...] | None = None,
+                 dets: tuple[float, ...] = FEWSHOT_DET_GRID) -> dict[str, list]:
+    """Choose (min_similarity, min_margin, embedding, detector threshold) per number of
+    shots on the validation splits only: prototypes from a set's train split, read on
+    its validation split, scored as end-to-end minus ``wrong_cost`` x confidently wrong
+    minus ``false_cost`` x boxes where no die is (since issue 8m, when the threshold
+    became a choice; as ``learned.tune_thresholds`` counts them), over ``seeds`` draws.
+    The validation splits are ``val_sets`` (a model's reader.json ``val_sets``; default
+    ``dice_photos.VAL_SETS``), each with its train split (``dice_photos.train_of``); the
+    detector thresholds tried are ``dets``. Each choice is counted from ``fewshot_tally``
+    (the same count as reading with ``nearest_faces`` and scoring, done once per
+    detector threshold)."""
     from companion.vision import dice_photos
-    from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
 
     kinds = [k for k in EMBEDDINGS if k == "turned" or reader.has_upright]
@@ -160,45 +174,92 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
                 img = load_image(m.path)
             except FrameUnreadable:
                 continue
-            boxes = reader.detect(img, reader.det_threshold)
+            boxes = reader.detect(img, min(dets))
             probs, emb = reader.classify(img, boxes)
             embs = {k: reader.classify(img, boxes, k)[1] if k != "turned" else emb
                     for k in kinds}
             rows.append((boxes, probs, embs, m.dice))
         cached.append((dice_photos.load_set(src, root), rows))
+
+    def above(rows: list, det: float) -> list:
+        """The rows with only the boxes scored at least ``det``."""
+        out = []
+        for boxes, probs, embs, dice in rows:
+            keep = [i for i, b in enumerate(boxes) if b[4] >= det]
+            out.append(([boxes[i] for i in keep], probs[keep],
+                        {k: e[keep] for k, e in embs.items()}, dice))
+        return out
+
     sims = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97)
     margins = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+    by_det = {det: [above(rows, det) for _, rows in cached] for det in dets}
     chosen: dict[str, list] = {}
     for n in shots:
         best = None
         for kind in kinds:  # a tie keeps the earlier kind (turned)
-            runs = []
-            for source, rows in cached:
+            protos_of = []
+            for ci, (source, _) in enumerate(cached):
                 for seed in range(seeds):
                     data = build_prototypes(source, n, seed=seed, reader=reader,
                                             embedding=kind)
                     faces = list(data["prototypes"])
-                    protos = np.array([data["prototypes"][f] for f in faces], np.float32)
-                    runs.append((faces, protos, rows))
-            for sim in sims:
-                for margin in margins:
-                    scores, labelled = [], []
-                    for faces, protos, rows in runs:
-                        for boxes, probs, embs, dice in rows:
-                            rs = nearest_faces(boxes, probs, embs[kind], faces, protos, sim,
-                                               margin, keep_nested=reader.keep_nested)
-                            scores.append(score_image(predicted_dice(rs), dice))
-                            labelled.extend(d.face for d in dice)
-                    s = summarise(scores, [], labelled)
-                    key = (round(s.end_to_end - wrong_cost * s.wrong_share, 4), sim, margin)
-                    if best is None or key > best[0]:
-                        best = (key, kind, sim, margin, s)
-        _, kind, sim, margin, s = best
-        log(f"few-shot N={n}: {kind} embedding, min_similarity {sim} min_margin {margin}: "
-            f"end-to-end {s.end_to_end:.4f} wrong {s.wrong_share:.4f} (validation, "
+                    protos_of.append((ci, faces, np.array([data["prototypes"][f]
+                                                           for f in faces], np.float32)))
+            for det in dets:
+                tallies = [fewshot_tally(by_det[det][ci], kind, faces, protos,
+                                         reader.keep_nested)
+                           for ci, faces, protos in protos_of]
+                top = np.concatenate([t[0] for t in tallies])
+                gap = np.concatenate([t[1] for t in tallies])
+                right = np.concatenate([t[2] for t in tallies])
+                predicted = sum(t[3] for t in tallies)
+                labelled = max(1, sum(t[4] for t in tallies))
+                false = (predicted - len(top)) / labelled
+                for sim in sims:
+                    for margin in margins:
+                        sure = (top >= sim) & (gap >= margin)
+                        e2e = int(np.count_nonzero(sure & right)) / labelled
+                        wrong = int(np.count_nonzero(sure & ~right)) / labelled
+                        key = (round(e2e - wrong_cost * wrong - false_cost * false, 4), sim,
+                               margin, det)
+                        if best is None or key > best[0]:
+                            best = (key, kind, sim, margin, det, e2e, wrong)
+        _, kind, sim, margin, det, e2e, wrong = best
+        log(f"few-shot N={n}: {kind} embedding, detector {det} min_similarity {sim} "
+            f"min_margin {margin}: end-to-end {e2e:.4f} wrong {wrong:.4f} (validation, "
             f"{seeds} draws)")
-        chosen[str(n)] = [sim, margin, kind]
+        chosen[str(n)] = [sim, margin, kind, det]
     return chosen
+
+
+def fewshot_tally(rows: list, kind: str, faces: list[str], protos: np.ndarray,
+                  keep_nested: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """What any (min_similarity, min_margin) then counts, for ``nearest_faces`` over
+    ``rows`` ((boxes, probs, {embedding: emb}, labelled dice) per photo): for each box
+    it keeps that is matched to a labelled die, its best similarity, the gap to the
+    runner-up and whether the nearest face is the label's; and how many boxes it keeps
+    and dice are labelled. Which boxes are kept and matched does not depend on the two
+    thresholds (an "unknown" die is still a box), so they are matched once."""
+    from companion.vision.evaluate import PredictedDie, match
+
+    top, gap, right, predicted, labelled = [], [], [], 0, 0
+    for boxes, probs, embs, dice in rows:
+        labelled += len(dice)
+        kept = kept_boxes(boxes, probs, keep_nested=keep_nested)
+        predicted += len(kept)
+        preds = [PredictedDie("", tuple(boxes[i][:4]), ((boxes[i][0] + boxes[i][2]) / 2,
+                                                        (boxes[i][1] + boxes[i][3]) / 2), 0.0)
+                 for i in kept]
+        for pi, li in match(preds, dice):
+            sims = protos @ embs[kind][kept[pi]]
+            order = np.argsort(-sims)
+            first = float(sims[order[0]])
+            second = float(sims[order[1]]) if len(order) > 1 else -1.0
+            top.append(first)
+            gap.append(first - second)
+            right.append(faces[int(order[0])] == dice[li].face)
+    return (np.array(top, np.float64), np.array(gap, np.float64), np.array(right, bool),
+            predicted, labelled)
 
 
 def save_fewshot(data: dict, directory: str | Path, name: str | None = None) -> Path:
@@ -243,6 +304,11 @@ def load_fewshot(directory: str | Path) -> dict:
     if embedding not in EMBEDDINGS:
         raise FewShotError(f"{path}: key 'embedding' must be one of "
                            f"{', '.join(EMBEDDINGS)}, not {embedding!r}")
+    det = data.get("det_threshold")
+    if det is not None and (isinstance(det, bool) or not isinstance(det, int | float)
+                            or not 0 < det <= 1):
+        raise FewShotError(f"{path}: key 'det_threshold' must be a number above 0, at "
+                           f"most 1, not {det!r}")
     return data
 
 
@@ -260,11 +326,18 @@ class FewShotReader:
         # profiles from before issue 8k hold the turned classifier's embedding
         self.embedding = data.get("embedding", "turned")
         _check_embedding(self.embedding, self.reader)
+        # boxes are read from this detector score: the profile's (since issue 8m), else
+        # the model's choice for as many shots, else its own threshold
+        det = data.get("det_threshold")
+        shots = data.get("shots")
+        if det is None and isinstance(shots, int) and not isinstance(shots, bool):
+            det = fewshot_choice(self.reader, shots)[3]
+        self.det_threshold = float(self.reader.det_threshold if det is None else det)
 
     def __call__(self, image: np.ndarray) -> list[DieReading]:
-        # the detector's own threshold: the faint-box rule asks the pip classifier's
-        # face confidence, which says nothing of a symbol die
-        boxes = self.reader.detect(image, self.reader.det_threshold)
+        # a threshold of its own: the faint-box rule asks the pip classifier's face
+        # confidence, which says nothing of a symbol die
+        boxes = self.reader.detect(image, self.det_threshold)
         probs, emb = self.reader.classify(image, boxes, self.embedding)
         return nearest_faces(boxes, probs, emb, self.faces, self.protos,
                              self.min_similarity, self.min_margin, self.dice_set,

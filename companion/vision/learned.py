@@ -91,15 +91,20 @@ def _read_meta(path: Path) -> dict:
     table = meta.get("fewshot") or {}
     try:
         # [similarity, margin] (the turned embedding) or, since issue 8k, [similarity,
-        # margin, embedding]
+        # margin, embedding], or since issue 8m [similarity, margin, embedding, detector
+        # threshold] (before, the few-shot reader kept boxes at ``det_threshold``: None)
         meta["fewshot"] = {str(int(n)): [float(v[0]), float(v[1]),
-                                         v[2] if len(v) > 2 else "turned"]
+                                         v[2] if len(v) > 2 else "turned",
+                                         float(v[3]) if len(v) > 3 else None]
                            for n, v in table.items()}
-        if any(len(v) > 3 for v in table.values()):
+        if any(len(v) > 4 or (len(v) == 4 and isinstance(v[3], bool)) for v in table.values()):
+            raise ValueError
+        if any(e[3] is not None and not 0 < e[3] <= 1 for e in meta["fewshot"].values()):
             raise ValueError
     except (AttributeError, TypeError, ValueError, IndexError, KeyError):
         raise ModelUnreadable(f"{path}: key 'fewshot' must map shots to [similarity, "
-                              "margin] or [similarity, margin, embedding]") from None
+                              "margin], [similarity, margin, embedding] or [similarity, "
+                              "margin, embedding, detector threshold]") from None
     for entry in meta["fewshot"].values():
         if entry[2] not in EMBEDDINGS:
             raise ModelUnreadable(f"{path}: key 'fewshot' names embedding {entry[2]!r}, "
@@ -259,11 +264,11 @@ class LearnedReader:
                                       "'upright' embedding")
             if len(boxes) == 0:
                 return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32)
-            up, emb = self._upright_embedded(self._crops(image, boxes))
+            crops = self._crops(image, boxes)
+            up, emb = self._upright_embedded(crops)
             if self.upright_weight == 1.0:
                 return up, emb
-            probs = self.classify_both(image, boxes, upright=False)[0]
-            return mix_upright(probs, up, self.upright_weight), emb
+            return mix_upright(self._turned_read(crops)[0], up, self.upright_weight), emb
         if embedding != "turned":
             raise ValueError(f"embedding must be one of {', '.join(EMBEDDINGS)}")
         probs, emb, upright = self.classify_both(image, boxes,
@@ -277,6 +282,13 @@ class LearnedReader:
         if len(boxes) == 0:
             return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32), None
         crops = self._crops(image, boxes)
+        probs, emb = self._turned_read(crops)
+        up = self._upright(crops) if upright and self.has_upright else None
+        return probs, emb, up
+
+    def _turned_read(self, crops: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The turned classifier's probabilities and unit embeddings, each the mean over
+        the test-time views (``views``)."""
         n = len(crops)
         views = list(crops)
         for v in range(1, self.views):
@@ -285,9 +297,7 @@ class LearnedReader:
                          else turned)
         logits, emb = self._forward(self._turned, crops_blob(views))
         probs = _softmax(logits).reshape(-1, n, logits.shape[1]).mean(axis=0)
-        emb = _unit(emb.reshape(-1, n, emb.shape[1]).mean(axis=0))
-        up = self._upright(crops) if upright and self.has_upright else None
-        return probs, emb, up
+        return probs, _unit(emb.reshape(-1, n, emb.shape[1]).mean(axis=0))
 
     def face_probabilities(self, image: np.ndarray, boxes) -> np.ndarray:
         """The probabilities ``classify`` gives (N x 7), without running the turned
@@ -404,16 +414,20 @@ def learned_reader(model_dir: str | Path | None = None) -> Callable[[np.ndarray]
 
 
 # the detector and face thresholds tuning tries
-DET_GRID = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
+DET_GRID = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 FACE_GRID = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
+# the faint-box rule's detector and face thresholds it tries (issue 8m widened both: a
+# box the detector scores 0.3-0.7 may be a die whose face reads 0.8 sure, not only 0.95)
+LOW_GRID = (0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
+LOW_FACE_GRID = (0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
 
 
 def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     wrong_cost: float = 10.0, false_cost: float = 1.0,
                     sizes: tuple[int, ...] = (416, 512, 640),
                     views: tuple[int, ...] = (1, 4),
-                    low_thresholds: tuple[float, ...] = (0.15, 0.2, 0.3),
-                    low_faces: tuple[float, ...] = (0.95, 0.97, 0.99),
+                    low_thresholds: tuple[float, ...] = LOW_GRID,
+                    low_faces: tuple[float, ...] = LOW_FACE_GRID,
                     upright_weights: tuple[float, ...] = (0.0, 0.3, 0.5, 0.7, 1.0),
                     val_sets: tuple[str, ...] | None = None) -> dict:
     """Pick the detector and face thresholds (and the faint-box rule), input size,

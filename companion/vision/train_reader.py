@@ -425,7 +425,32 @@ def _hue_turn(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR)
 
 
-def _cls_augment(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _camera_augment(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """What other cameras do to a crop (``camera_aug``): the die squeezed or stretched
+    top to bottom (seen from lower or higher than in the photo), salt-and-pepper dots
+    (a noisy sensor) and JPEG blocks (a cheap encoder). The size stays CROP x CROP."""
+    if rng.random() < 0.3:
+        f = float(rng.uniform(0.7, 1.15))  # height scale about the centre
+        m = np.float32([[1, 0, 0], [0, f, CROP / 2 * (1 - f)]])
+        c = cv2.warpAffine(c, m, (CROP, CROP), flags=cv2.INTER_LINEAR,
+                           borderMode=cv2.BORDER_REFLECT)
+    if rng.random() < 0.2:
+        dots = rng.random(c.shape[:2]) < rng.uniform(0.005, 0.04)
+        c = c.copy()
+        c[dots] = np.where(rng.random((int(dots.sum()), 1)) < 0.5, 0, 255).astype(np.uint8)
+    if rng.random() < 0.3:
+        ok, buf = cv2.imencode(".jpg", c, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 90))])
+        if ok:
+            c = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return c
+
+
+def _cls_augment(c: np.ndarray, rng: np.random.Generator, camera: bool = False
+                 ) -> np.ndarray:
+    """Colour, blur and resolution draws for a classifier crop; ``camera`` adds
+    ``_camera_augment`` first (off: the draws are exactly those of earlier models)."""
+    if camera:
+        c = _camera_augment(c, rng)
     # hue turns and saturation scaling: die and table colours nobody trained on
     if rng.random() < 0.5:
         c = _hue_turn(c, rng)
@@ -589,8 +614,10 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
 def train_classifier(sources: list, weights: list[float], steps: int, batch: int, seed: int,
                      log, init: Path | None = None, width: float = 1.0,
                      upright: bool = False, small_weight: int = 1,
-                     part_share: float = 0.0, hard_weight: int = 1) -> Classifier:
+                     part_share: float = 0.0, hard_weight: int = 1,
+                     camera_aug: bool = False) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
+    ``camera_aug``: crops also get ``_camera_augment``'s draws.
     A source's ``false_peaks`` (when it has them) and ``part_share`` of its dice give
     "not a die" crops, and its ``die_boxes`` crops of dice as a detector boxed them
     (``_cls_samples``); its ``hard_dice`` give ``hard_weight`` times as many crops."""
@@ -626,7 +653,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
         pool = [pool[i] for i in idx[batch:]]
-        x = _to_tensor([_cls_augment(c, rng) for c, _ in take])
+        x = _to_tensor([_cls_augment(c, rng, camera_aug) for c, _ in take])
         y = torch.tensor([lab for _, lab in take])
         logits, _ = model(x)
         loss = F.cross_entropy(logits, y, label_smoothing=0.05)
@@ -676,7 +703,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           tune_sizes: tuple[int, ...] = (416, 512, 640),
           tune_views: tuple[int, ...] = (1, 4), det_stretch: float = 1.0,
           hard_photos: str | Path | None = None, hard_share: float = 0.3,
-          hard_dice: str | Path | None = None, hard_weight: int = 3) -> Path:
+          hard_dice: str | Path | None = None, hard_weight: int = 3,
+          camera_aug: bool = False) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -699,7 +727,9 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     (``_det_sample``); ``hard_photos``: a model folder whose detector's misses on the train
     photos (``mine_missed``) make ``hard_share`` of the detector's real draws;
     ``hard_dice``: a model folder whose reader's wrong or unsure readings of the train dice
-    (``mine_hard_dice``) give those dice ``hard_weight`` times as many classifier crops."""
+    (``mine_hard_dice``) give those dice ``hard_weight`` times as many classifier crops.
+    ``camera_aug``: the classifiers' crops are also squeezed, dotted and JPEG-encoded
+    (``_camera_augment``)."""
     out = Path(out)
     split = dice_photos.resolve_split(out, val_tenths, webcam_val)
     train_sets, val_sets = dice_photos.SPLITS[split]
@@ -752,7 +782,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                init=Path(init) if init else None,
                                width=cls_width, upright=upright, small_weight=small_weight,
                                part_share=part_negatives,
-                               hard_weight=hard_weight if hard_dice else 1)
+                               hard_weight=hard_weight if hard_dice else 1,
+                               camera_aug=camera_aug)
         _export_cls(cls, out, name)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")
@@ -776,6 +807,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "hard_share": hard_share if hard_photos else 0.0,
                  "hard_dice": str(hard_dice) if hard_dice else None,
                  "hard_weight": hard_weight if hard_dice else 1,
+                 "camera_aug": camera_aug,
                  "tune_sizes": list(tune_sizes), "tune_views": list(tune_views),
                  "rendered": rendered, "train_sets": list(train_sets),
                  "val_sets": list(val_sets)})

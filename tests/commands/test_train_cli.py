@@ -59,3 +59,18 @@ def test_webcam_val_on_a_folder_trained_without_it_is_one_line(tmp_path, capsys)
     assert capsys.readouterr().err.strip() == (
         f"companion train: {run}: its networks were trained with --val-tenths 1, "
         "not --val-tenths 1 --webcam-val")
+
+
+@pytest.mark.parametrize("extra, want", [([], False), (["--camera-aug"], True)])
+def test_camera_aug_reaches_training(tmp_path, monkeypatch, extra, want):
+    pytest.importorskip("torch")
+    from companion.vision import train_reader
+
+    seen = {}
+    monkeypatch.setattr(train_reader, "train", lambda out, **kw: seen.update(kw))
+    photos = tmp_path / "photos" / "table-mixed-d6"
+    photos.mkdir(parents=True)
+    (photos / "labels_test.csv").write_text("")
+    assert main(["train", "--out", str(tmp_path / "run"), "--photos",
+                 str(tmp_path / "photos"), "--part", "cls-upright", *extra]) == 0
+    assert seen["camera_aug"] is want

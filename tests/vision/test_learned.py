@@ -186,6 +186,33 @@ def test_fewshot_file_errors_are_one_line(tmp_path):
         load_fewshot(tmp_path)
     assert "key 'embedding' must be one of turned, upright" in str(exc.value)
     assert "\n" not in str(exc.value)
+    for bad in ("high", 0, 1.5, True):
+        (tmp_path / "prototypes.json").write_text(json.dumps(
+            {"prototypes": {"1": [1, 0], "2": [0, 1]}, "det_threshold": bad}))
+        with pytest.raises(FewShotError) as exc:
+            load_fewshot(tmp_path)
+        assert str(exc.value) == (f"{tmp_path / 'prototypes.json'}: key 'det_threshold' "
+                                  f"must be a number above 0, at most 1, not {bad!r}")
+
+
+@needs_model
+def test_a_profile_reads_from_its_own_detector_threshold(tmp_path):
+    """Since 8m a profile records the detector score it reads from; one made before
+    takes the model's choice for as many shots, and one with neither the reader's."""
+    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.9, fewshot={
+        "1": [0.8, 0.1, "turned"], "10": [0.7, 0.2, "turned", 0.4]}))
+    protos = {"prototypes": {"1": [1.0, 0.0], "2": [0.0, 1.0]}}
+    assert FewShotReader({**protos, "det_threshold": 0.6}, reader=r).det_threshold == 0.6
+    assert FewShotReader({**protos, "shots": 10}, reader=r).det_threshold == 0.4
+    assert FewShotReader({**protos, "shots": 1}, reader=r).det_threshold == 0.9
+    assert FewShotReader(protos, reader=r).det_threshold == 0.9
+    seen = []
+    detect = r.detect
+    r.detect = lambda image, threshold=None: seen.append(threshold) or detect(image, threshold)
+    r.classify = lambda image, boxes, embedding="turned": (np.zeros((len(boxes), 7)),
+                                                           np.zeros((len(boxes), 2)))
+    FewShotReader({**protos, "shots": 10}, reader=r)(render_dice_scene(3)[0])
+    assert seen == [0.4]
 
 
 def test_splits_are_source_disjoint():
@@ -284,10 +311,11 @@ def test_fewshot_thresholds_come_from_the_tuned_table(tmp_path):
 
     r = LearnedReader(_model_copy(tmp_path, fewshot={"1": [0.9, 0.15], "3": [0.8, 0.1],
                                                      "10": [0.7, 0.2]}))
-    assert fewshot_choice(r, 1) == (0.9, 0.15, "turned")
-    assert fewshot_choice(r, 5) == (0.8, 0.1, "turned")  # the most shots not above 5
-    assert fewshot_choice(r, 40) == (0.7, 0.2, "turned")
-    assert fewshot_choice(r, 0) == (0.9, 0.15, "turned")  # fewer than any: the fewest
+    own = r.det_threshold  # no detector threshold in the table: the reader's own
+    assert fewshot_choice(r, 1) == (0.9, 0.15, "turned", own)
+    assert fewshot_choice(r, 5) == (0.8, 0.1, "turned", own)  # the most shots not above 5
+    assert fewshot_choice(r, 40) == (0.7, 0.2, "turned", own)
+    assert fewshot_choice(r, 0) == (0.9, 0.15, "turned", own)  # fewer than any: the fewest
 
 
 @needs_model
@@ -296,8 +324,18 @@ def test_fewshot_table_entries_name_their_embedding_and_older_ones_are_turned(tm
 
     r = LearnedReader(_model_copy(tmp_path, fewshot={"1": [0.9, 0.15], "10": [0.7, 0.2,
                                                                             "upright"]}))
-    assert fewshot_choice(r, 3) == (0.9, 0.15, "turned")  # written before issue 8k
-    assert fewshot_choice(r, 10) == (0.7, 0.2, "upright")
+    assert fewshot_choice(r, 3) == (0.9, 0.15, "turned", r.det_threshold)  # before 8k
+    assert fewshot_choice(r, 10) == (0.7, 0.2, "upright", r.det_threshold)
+
+
+@needs_model
+def test_fewshot_table_entries_since_8m_name_their_detector_threshold(tmp_path):
+    from companion.vision.fewshot import fewshot_choice
+
+    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.9, fewshot={
+        "1": [0.9, 0.15, "upright"], "10": [0.7, 0.2, "upright", 0.4]}))
+    assert fewshot_choice(r, 10) == (0.7, 0.2, "upright", 0.4)
+    assert fewshot_choice(r, 3) == (0.9, 0.15, "upright", 0.9)
 
 
 @needs_model
@@ -487,7 +525,10 @@ def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path)
     ('{"keep_nested": "no"}', "'keep_nested' must be true or false"),
     ('{"fewshot": {"ten": [0.9, 0.2]}}', "key 'fewshot'"),
     ('{"fewshot": {"10": [0.9]}}', "key 'fewshot'"),
-    ('{"fewshot": {"10": [0.9, 0.2, "upright", 1]}}', "key 'fewshot'"),
+    ('{"fewshot": {"10": [0.9, 0.2, "upright", 0.5, 1]}}', "key 'fewshot'"),
+    ('{"fewshot": {"10": [0.9, 0.2, "upright", 0]}}', "key 'fewshot'"),
+    ('{"fewshot": {"10": [0.9, 0.2, "upright", true]}}', "key 'fewshot'"),
+    ('{"fewshot": {"10": [0.9, 0.2, "upright", "high"]}}', "key 'fewshot'"),
     ('{"fewshot": {"10": [0.9, 0.2, "sideways"]}}', "embedding 'sideways'"),
 ])
 def test_a_broken_reader_json_is_one_line_naming_it(tmp_path, text, named):
@@ -630,3 +671,76 @@ def test_tune_fewshot_chooses_the_embedding_that_reads_validation(monkeypatch, u
                                   val_sets=("webcam-val",))
     other = "upright" if useless == "turned" else "turned"
     assert [v[2] for v in chosen.values()] == [other, other]
+    assert all(v[3] in fewshot.FEWSHOT_DET_GRID for v in chosen.values())
+
+
+@needs_model
+def test_tune_fewshot_counts_boxes_where_no_die_is(monkeypatch):
+    """Each photo: one real die the detector scores 0.35 and six phantom boxes scored
+    0.36 that the classifier takes for dice. Reading from 0.3 finds the die but brings
+    the phantoms: counting boxes where no die is (as tune_thresholds does) chooses 0.4;
+    end to end alone would choose 0.3."""
+    if not dice_photos.available():
+        pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
+    from companion.vision import fewshot
+
+    every = dice_photos.load_manifest(dice_photos.photo_root() / "webcam-white-d6"
+                                      / "labels.csv")
+    parts = {"webcam-val": every[:12], "webcam-train": every[12:80]}
+    monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: parts[name])
+    reader = LearnedReader()
+    detect, classify = reader.detect, reader.classify
+
+    def with_phantoms(image, threshold=None):
+        h, w = image.shape[:2]
+        found = [b for b in detect(image, 0.45) if b[4] >= 0.45]
+        found[:1] = [(*b[:4], 0.35) for b in found[:1]]
+        return found + [(x, h - 60.0, x + 40.0, h - 20.0, 0.36)
+                        for x in range(20, w - 60, 80)][:6]
+
+    def sure(image, boxes, embedding="turned"):
+        probs, emb = classify(image, boxes, embedding)
+        probs = probs.copy()
+        for i, b in enumerate(boxes):
+            if len(b) > 4 and b[4] == 0.36:  # a phantom taken for a die
+                probs[i] = [0.9, 0.02, 0.02, 0.02, 0.02, 0.02, 0.0]
+        return probs, emb
+
+    monkeypatch.setattr(reader, "detect", with_phantoms)
+    monkeypatch.setattr(reader, "classify", sure)
+    chosen = fewshot.tune_fewshot(reader, shots=(3,), seeds=1, log=lambda _: None,
+                                  val_sets=("webcam-val",), dets=(0.3, 0.4))
+    assert chosen["3"][3] == 0.4
+
+
+@needs_model
+@pytest.mark.parametrize("keep_nested", [True, False])
+def test_fewshot_tally_counts_what_reading_and_scoring_count(reader, keep_nested):
+    """tune_fewshot counts each threshold pair from one tally per detector threshold;
+    that must be the count reading with nearest_faces and scoring gives."""
+    from companion.vision.evaluate import LabelledDie
+    from companion.vision.fewshot import fewshot_tally, nearest_faces
+
+    rows = []
+    for seed in range(7_000_010, 7_000_014):
+        image, dice = render_dice_scene(seed)
+        boxes = reader.detect(image, 0.05)
+        probs, emb = reader.classify(image, boxes)
+        rows.append((boxes, probs, {"turned": emb},
+                     [LabelledDie(str(d.face), tuple(float(v) for v in d.box))
+                      for d in dice]))
+    faces = ["1", "2", "3", "4", "5", "6"]
+    protos = np.random.default_rng(3).normal(size=(6, rows[0][2]["turned"].shape[1]))
+    protos = (protos / np.linalg.norm(protos, axis=1, keepdims=True)).astype(np.float32)
+    protos[2] = rows[0][2]["turned"][0]  # one face near a real die's embedding
+    top, gap, right, predicted, labelled = fewshot_tally(rows, "turned", faces, protos,
+                                                        keep_nested)
+    assert predicted > len(top) > 0  # phantom boxes at 0.05 too
+    for sim, margin in [(-1.0, 0.0), (0.0, 0.0), (0.1, 0.02), (0.3, 0.1), (0.9, 0.0)]:
+        s = summarise([score_image(predicted_dice(nearest_faces(
+            b, p, e["turned"], faces, protos, sim, margin, keep_nested=keep_nested)), d)
+            for b, p, e, d in rows], [], [x.face for *_, d in rows for x in d])
+        sure = (top >= sim) & (gap >= margin)
+        assert (s.predicted, s.matched, s.labelled) == (predicted, len(top), labelled)
+        assert (s.correct, s.wrong) == (np.count_nonzero(sure & right),
+                                        np.count_nonzero(sure & ~right))

@@ -374,3 +374,60 @@ def test_a_detector_to_mine_that_will_not_load_is_one_line_naming_it(tmp_path):
     with pytest.raises(ModelUnreadable, match="detector.onnx: cannot load") as exc:
         T.mine_false_peaks(real, tmp_path, log=lambda m: None)
     assert "\n" not in str(exc.value)
+
+
+class _Scripted:
+    """A generator whose draws are given: ``random`` and ``uniform`` / ``integers`` in turn
+    (``_camera_augment``'s decisions), arrays from a real generator."""
+
+    def __init__(self, draws):
+        self.draws = list(draws)
+        self.real = np.random.default_rng(0)
+
+    def random(self, size=None):
+        return self.real.random(size) if size is not None else self.draws.pop(0)
+
+    def uniform(self, lo, hi):
+        return self.draws.pop(0)
+
+    def integers(self, lo, hi):
+        return self.draws.pop(0)
+
+
+def _square() -> np.ndarray:
+    c = np.full((T.CROP, T.CROP, 3), 90, np.uint8)
+    c[14:34, 14:34] = 230  # a light die, 20 px, in the middle
+    return c
+
+
+def test_camera_squeeze_shortens_the_die_top_to_bottom_only():
+    out = T._camera_augment(_square(), _Scripted([0.0, 0.7, 1.0, 1.0]))
+    rows = np.flatnonzero(out[:, 24, 0] > 160)
+    cols = np.flatnonzero(out[24, :, 0] > 160)
+    assert out.shape == (T.CROP, T.CROP, 3) and out.dtype == np.uint8
+    assert 12 <= len(rows) <= 16  # 20 px times 0.7, about the centre
+    assert abs((rows[0] + rows[-1]) / 2 - 23.5) <= 1
+    assert len(cols) == 20
+
+
+def test_camera_dots_and_jpeg_change_pixels_as_drawn():
+    grey = np.full((T.CROP, T.CROP, 3), 128, np.uint8)
+    dotted = T._camera_augment(grey, _Scripted([1.0, 0.0, 0.04, 1.0]))
+    dots = np.all(dotted == 0, axis=2) | np.all(dotted == 255, axis=2)
+    assert 0.02 < dots.mean() < 0.06
+    assert np.all(dotted[~dots] == 128)
+    jpeg = T._camera_augment(_square(), _Scripted([1.0, 1.0, 0.0, 25]))
+    diff = np.abs(jpeg.astype(int) - _square().astype(int))
+    assert 0 < diff.max() < 80  # blocks and ringing at the die's edges, not a new picture
+    untouched = T._camera_augment(_square(), _Scripted([1.0, 1.0, 1.0]))
+    assert np.array_equal(untouched, _square())
+
+
+def test_camera_aug_off_keeps_the_old_draws():
+    c = _square()
+    a, b = np.random.default_rng(5), np.random.default_rng(5)
+    assert np.array_equal(T._cls_augment(c, a), T._cls_augment(c, b, camera=False))
+    assert a.random() == b.random()
+    on = np.random.default_rng(5)
+    T._cls_augment(c, on, camera=True)
+    assert on.random() != np.random.default_rng(5).random()  # it draws more
