@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.vision.evaluate import ManifestImage
-from companion.vision.learned import EMBEDDINGS, LearnedReader, kept_boxes
+from companion.vision.learned import EMBEDDINGS, LearnedReader, kept_boxes, match_kept
 from companion.vision.types import UNKNOWN, DieReading
 
 PROTOTYPES_FILE = "prototypes.json"
@@ -240,17 +240,12 @@ def fewshot_tally(rows: list, kind: str, faces: list[str], protos: np.ndarray,
     runner-up and whether the nearest face is the label's; and how many boxes it keeps
     and dice are labelled. Which boxes are kept and matched does not depend on the two
     thresholds (an "unknown" die is still a box), so they are matched once."""
-    from companion.vision.evaluate import PredictedDie, match
-
     top, gap, right, predicted, labelled = [], [], [], 0, 0
     for boxes, probs, embs, dice in rows:
         labelled += len(dice)
         kept = kept_boxes(boxes, probs, keep_nested=keep_nested)
         predicted += len(kept)
-        preds = [PredictedDie("", tuple(boxes[i][:4]), ((boxes[i][0] + boxes[i][2]) / 2,
-                                                        (boxes[i][1] + boxes[i][3]) / 2), 0.0)
-                 for i in kept]
-        for pi, li in match(preds, dice):
+        for pi, li in match_kept(boxes, kept, dice):
             sims = protos @ embs[kind][kept[pi]]
             order = np.argsort(-sims)
             first = float(sims[order[0]])

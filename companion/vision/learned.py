@@ -526,22 +526,29 @@ def upright_members(model_dir: str | Path) -> list[str] | None:
     return [UPRIGHT, *sorted(p.name for p in d.glob("classifier_upright_*.onnx"))]
 
 
+def match_kept(boxes, kept: list[int], dice) -> list[tuple[int, int]]:
+    """The kept boxes (indices into ``boxes``) matched one to one to the labelled
+    ``dice`` by centre, as scoring matches readings (``evaluate.match``): pairs of
+    (position in ``kept``, index in ``dice``). Which face a box reads plays no part."""
+    from companion.vision.evaluate import PredictedDie, match
+
+    preds = [PredictedDie("", tuple(boxes[i][:4]), ((boxes[i][0] + boxes[i][2]) / 2,
+                                                    (boxes[i][1] + boxes[i][3]) / 2), 0.0)
+             for i in kept]
+    return match(preds, dice)
+
+
 def _tally(mixed, keeps: Callable[[float, float], bool], nested: bool
            ) -> tuple[int, np.ndarray, np.ndarray]:
     """For one kept-box rule over the validation photos' (boxes, mixed probabilities,
     labelled dice): how many boxes are kept, and for each kept box matched to a labelled
     die, how sure its face reads and whether that face is the label's (what any face
     threshold then counts)."""
-    from companion.vision.evaluate import PredictedDie, match
-
     predicted, confs, right = 0, [], []
     for boxes, p, dice in mixed:
         kept = kept_boxes(boxes, p, keeps, nested)
         predicted += len(kept)
-        preds = [PredictedDie("", tuple(boxes[i][:4]), ((boxes[i][0] + boxes[i][2]) / 2,
-                                                        (boxes[i][1] + boxes[i][3]) / 2), 0.0)
-                 for i in kept]
-        for pi, li in match(preds, dice):
+        for pi, li in match_kept(boxes, kept, dice):
             face_p = p[kept[pi]][:NOT_A_DIE]
             k = int(face_p.argmax())
             confs.append(float(face_p[k]))

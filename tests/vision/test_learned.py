@@ -643,18 +643,25 @@ def test_tuning_picks_what_scoring_every_rule_the_plain_way_picks(tmp_path, monk
                           "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}
 
 
-@needs_model
-@pytest.mark.parametrize("useless", ["turned", "upright"])
-def test_tune_fewshot_chooses_the_embedding_that_reads_validation(monkeypatch, useless):
-    """With one embedding made noise, tuning picks the other for every number of shots."""
+@pytest.fixture
+def webcam_tuning_sets(monkeypatch):
+    """Few-shot tuning on a small real split: webcam-white's first 12 photos as
+    webcam-val, the next 68 as its train split (skipped without the photo sets)."""
     if not dice_photos.available():
         pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
-    from companion.vision import fewshot
-
     every = dice_photos.load_manifest(dice_photos.photo_root() / "webcam-white-d6"
                                       / "labels.csv")
     parts = {"webcam-val": every[:12], "webcam-train": every[12:80]}
     monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: parts[name])
+
+
+@needs_model
+@pytest.mark.parametrize("useless", ["turned", "upright"])
+def test_tune_fewshot_chooses_the_embedding_that_reads_validation(webcam_tuning_sets,
+                                                                 monkeypatch, useless):
+    """With one embedding made noise, tuning picks the other for every number of shots."""
+    from companion.vision import fewshot
+
     reader = LearnedReader()
     classify = reader.classify
     noise = np.random.default_rng(0)
@@ -675,19 +682,13 @@ def test_tune_fewshot_chooses_the_embedding_that_reads_validation(monkeypatch, u
 
 
 @needs_model
-def test_tune_fewshot_counts_boxes_where_no_die_is(monkeypatch):
+def test_tune_fewshot_counts_boxes_where_no_die_is(webcam_tuning_sets, monkeypatch):
     """Each photo: one real die the detector scores 0.35 and six phantom boxes scored
     0.36 that the classifier takes for dice. Reading from 0.3 finds the die but brings
     the phantoms: counting boxes where no die is (as tune_thresholds does) chooses 0.4;
     end to end alone would choose 0.3."""
-    if not dice_photos.available():
-        pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
     from companion.vision import fewshot
 
-    every = dice_photos.load_manifest(dice_photos.photo_root() / "webcam-white-d6"
-                                      / "labels.csv")
-    parts = {"webcam-val": every[:12], "webcam-train": every[12:80]}
-    monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: parts[name])
     reader = LearnedReader()
     detect, classify = reader.detect, reader.classify
 
