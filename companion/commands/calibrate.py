@@ -67,8 +67,16 @@ def run_from_manifest(args: argparse.Namespace) -> int:
     counts = ", ".join(f"{f}:{len(v)}" for f, v in sorted(data["shot_images"].items()))
     print(f"few-shot profile: {path} ({len(data['prototypes'])} faces; shots {counts}; "
           f"{data['embedding']} embedding; dice read from detector score "
-          f"{data['det_threshold']:g})")
+          f"{data['det_threshold']:g}{_faint(data)})")
     return 0
+
+
+def _faint(data: dict) -> str:
+    """The few-shot faint-box rule as ``calibrate`` prints it ("" when there is none)."""
+    if data.get("det_low_threshold") is None:
+        return ""
+    return (f", or from {data['det_low_threshold']:g} when the nearest face is at least "
+            f"{data['low_similarity']:g} similar")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,7 +15,10 @@ two are chosen per number of shots on the validation splits (``tune_fewshot``, k
 the model's reader.json) and written into each profile, as is (since issue 8m) the
 detector score from which a box is read: the learned reader's own ``det_threshold`` goes
 with its faint-box rule, which asks the pip classifier how sure it is, so the few-shot
-reader chooses its own.
+reader chooses its own. Since issue 8n it has a faint-box rule of its own too: a box
+scored below that threshold but at least ``det_low_threshold`` is read when its nearest
+prototype is at least ``low_similarity`` similar (a faint die read plainly), asking the
+prototypes, never the pip classifier.
 
 Stored in a calibration profile directory as ``prototypes.json``, referred to from
 ``profile.toml``'s optional ``[learned]`` table (profile format 1, extended: older
@@ -27,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -55,11 +59,11 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
     if shots < 1:
         raise FewShotError("--shots must be at least 1")
     reader = reader or LearnedReader(model_dir)
-    sim, margin, tuned, det = fewshot_choice(reader, shots)
+    sim, margin, tuned, det, low, low_sim = fewshot_choice(reader, shots)
     embedding = embedding or tuned
     _check_embedding(embedding, reader)
     if embedding != tuned:  # thresholds tuned for another embedding do not carry over
-        sim, margin = DEFAULT_SIMILARITY, DEFAULT_MARGIN
+        sim, margin, low, low_sim = DEFAULT_SIMILARITY, DEFAULT_MARGIN, None, None
     by_face: dict[str, list[tuple[int, int]]] = {}
     for i, m in enumerate(manifest):
         for j, d in enumerate(m.dice):
@@ -95,7 +99,8 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
         raise FewShotError("need labelled dice of at least two faces to calibrate")
     return {"format": FEWSHOT_FORMAT, "shots": shots, "seed": seed, "embedding": embedding,
             "prototypes": protos, "min_similarity": sim, "min_margin": margin,
-            "det_threshold": det, "shot_images": used}
+            "det_threshold": det, "det_low_threshold": low, "low_similarity": low_sim,
+            "shot_images": used}
 
 
 def _check_embedding(embedding: str, reader: LearnedReader) -> None:
@@ -106,19 +111,36 @@ def _check_embedding(embedding: str, reader: LearnedReader) -> None:
                            "classifier")
 
 
-def fewshot_choice(reader: LearnedReader, shots: int) -> tuple[float, float, str, float]:
-    """(min_similarity, min_margin, embedding, detector threshold) for prototypes of
-    ``shots`` views per face: the model's ``fewshot`` table in reader.json (chosen on the
-    validation splits by ``tune_fewshot``; the entry of the most shots not above
-    ``shots``), else 0.5, 0.05 and the turned embedding; the detector threshold, where
-    the table has none (before issue 8m), is the reader's ``det_threshold``."""
+class FewShotChoice(NamedTuple):
+    """How a few-shot profile reads (``fewshot_choice``)."""
+
+    min_similarity: float
+    min_margin: float
+    embedding: str
+    det_threshold: float
+    # the faint-box rule (issue 8n): a box scored at least det_low_threshold and below
+    # det_threshold is read when its nearest prototype is at least low_similarity
+    # similar; None and None: no faint boxes
+    det_low_threshold: float | None = None
+    low_similarity: float | None = None
+
+
+def fewshot_choice(reader: LearnedReader, shots: int) -> FewShotChoice:
+    """How prototypes of ``shots`` views per face read: the model's ``fewshot`` table in
+    reader.json (chosen on the validation splits by ``tune_fewshot``; the entry of the
+    most shots not above ``shots``), else 0.5, 0.05 and the turned embedding; the
+    detector threshold, where the table has none (before issue 8m), is the reader's
+    ``det_threshold``; the faint-box rule, where it has none (before issue 8n), none."""
     entries = sorted((int(n), v) for n, v in reader.meta["fewshot"].items())
     if not entries:
-        return DEFAULT_SIMILARITY, DEFAULT_MARGIN, "turned", reader.det_threshold
+        return FewShotChoice(DEFAULT_SIMILARITY, DEFAULT_MARGIN, "turned",
+                             reader.det_threshold)
     fits = [e for e in entries if e[0] <= shots] or entries[:1]  # fewer: the fewest
-    sim, margin, embedding, det = fits[-1][1]
-    return (float(sim), float(margin), str(embedding),
-            reader.det_threshold if det is None else float(det))
+    sim, margin, embedding, det, low, low_sim = fits[-1][1]
+    return FewShotChoice(float(sim), float(margin), str(embedding),
+                         reader.det_threshold if det is None else float(det),
+                         None if low is None else float(low),
+                         None if low_sim is None else float(low_sim))
 
 
 def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
@@ -145,22 +167,30 @@ def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
 
 # the detector scores from which the few-shot reader may read a box (``tune_fewshot``)
 FEWSHOT_DET_GRID = (0.3, 0.4, 0.5, 0.6, 0.7)
+# the faint-box rules it may add (issue 8n): boxes from these lower scores when their
+# nearest prototype is at least this similar
+FEWSHOT_LOW_GRID = (0.2, 0.3, 0.4)
+FEWSHOT_LOW_SIM_GRID = (0.85, 0.9, 0.93, 0.95)
 
 
 def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (1, 3, 10),
                  seeds: int = 3, wrong_cost: float = 10.0, false_cost: float = 1.0,
                  log=print, val_sets: tuple[str, ...] | None = None,
-                 dets: tuple[float, ...] = FEWSHOT_DET_GRID) -> dict[str, list]:
-    """Choose (min_similarity, min_margin, embedding, detector threshold) per number of
-    shots on the validation splits only: prototypes from a set's train split, read on
-    its validation split, scored as end-to-end minus ``wrong_cost`` x confidently wrong
-    minus ``false_cost`` x boxes where no die is (since issue 8m, when the threshold
-    became a choice; as ``learned.tune_thresholds`` counts them), over ``seeds`` draws.
-    The validation splits are ``val_sets`` (a model's reader.json ``val_sets``; default
+                 dets: tuple[float, ...] = FEWSHOT_DET_GRID,
+                 lows: tuple[float, ...] = FEWSHOT_LOW_GRID,
+                 low_sims: tuple[float, ...] = FEWSHOT_LOW_SIM_GRID) -> dict[str, list]:
+    """Choose (min_similarity, min_margin, embedding, detector threshold, faint-box
+    threshold, faint-box similarity) per number of shots on the validation splits only:
+    prototypes from a set's train split, read on its validation split, scored as
+    end-to-end minus ``wrong_cost`` x confidently wrong minus ``false_cost`` x boxes where
+    no die is (since issue 8m, when the threshold became a choice; as
+    ``learned.tune_thresholds`` counts them), over ``seeds`` draws. The validation splits
+    are ``val_sets`` (a model's reader.json ``val_sets``; default
     ``dice_photos.VAL_SETS``), each with its train split (``dice_photos.train_of``); the
-    detector thresholds tried are ``dets``. Each choice is counted from ``fewshot_tally``
-    (the same count as reading with ``nearest_faces`` and scoring, done once per
-    detector threshold)."""
+    detector thresholds tried are ``dets``, each alone or (issue 8n) with a faint-box
+    rule from ``lows`` below it and ``low_sims`` (``faint_kept``; no rule: None, None,
+    kept on a tie). Each choice is counted from ``fewshot_tally`` (the same count as
+    reading with ``FewShotReader`` and scoring, done once per rule)."""
     from companion.vision import dice_photos
     from companion.vision.frames import FrameUnreadable, load_image
 
@@ -174,41 +204,46 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
                 img = load_image(m.path)
             except FrameUnreadable:
                 continue
-            boxes = reader.detect(img, min(dets))
-            probs, emb = reader.classify(img, boxes)
-            embs = {k: reader.classify(img, boxes, k)[1] if k != "turned" else emb
-                    for k in kinds}
+            boxes = reader.detect(img, min((*dets, *lows)))
+            probs, embs = reader.classify_all(img, boxes, tuple(kinds))
             rows.append((boxes, probs, embs, m.dice))
         cached.append((dice_photos.load_set(src, root), rows))
 
-    def above(rows: list, det: float) -> list:
-        """The rows with only the boxes scored at least ``det``."""
+    def kept_rows(rows: list, tops: list, det: float, low: float | None,
+                  low_sim: float | None) -> list:
+        """The rows with only the boxes the rule reads (``tops``: per row, each box's
+        best prototype similarity)."""
         out = []
-        for boxes, probs, embs, dice in rows:
-            keep = [i for i, b in enumerate(boxes) if b[4] >= det]
+        for (boxes, probs, embs, dice), top in zip(rows, tops, strict=True):
+            keep = (faint_kept(boxes, top, det, low, low_sim) if low is not None
+                    else [i for i, b in enumerate(boxes) if b[4] >= det])
             out.append(([boxes[i] for i in keep], probs[keep],
                         {k: e[keep] for k, e in embs.items()}, dice))
         return out
 
     sims = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97)
     margins = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
-    by_det = {det: [above(rows, det) for _, rows in cached] for det in dets}
+    rules = [(det, None, None) for det in dets] + [
+        (det, low, low_sim) for det in dets for low in lows if low < det
+        for low_sim in low_sims]
     chosen: dict[str, list] = {}
     for n in shots:
         best = None
         for kind in kinds:  # a tie keeps the earlier kind (turned)
-            protos_of = []
-            for ci, (source, _) in enumerate(cached):
+            protos_of = []  # (set index, faces, prototypes, per row each box's best)
+            for ci, (source, rows) in enumerate(cached):
                 for seed in range(seeds):
                     data = build_prototypes(source, n, seed=seed, reader=reader,
                                             embedding=kind)
                     faces = list(data["prototypes"])
-                    protos_of.append((ci, faces, np.array([data["prototypes"][f]
-                                                           for f in faces], np.float32)))
-            for det in dets:
-                tallies = [fewshot_tally(by_det[det][ci], kind, faces, protos,
-                                         reader.keep_nested)
-                           for ci, faces, protos in protos_of]
+                    protos = np.array([data["prototypes"][f] for f in faces], np.float32)
+                    tops = [(embs[kind] @ protos.T).max(axis=1) if len(boxes)
+                            else np.zeros(0) for boxes, _, embs, _ in rows]
+                    protos_of.append((ci, faces, protos, tops))
+            for det, low, low_sim in rules:  # a tie keeps the earlier rule (none)
+                tallies = [fewshot_tally(kept_rows(cached[ci][1], tops, det, low, low_sim),
+                                         kind, faces, protos, reader.keep_nested)
+                           for ci, faces, protos, tops in protos_of]
                 top = np.concatenate([t[0] for t in tallies])
                 gap = np.concatenate([t[1] for t in tallies])
                 right = np.concatenate([t[2] for t in tallies])
@@ -223,12 +258,16 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
                         key = (round(e2e - wrong_cost * wrong - false_cost * false, 4), sim,
                                margin, det)
                         if best is None or key > best[0]:
-                            best = (key, kind, sim, margin, det, e2e, wrong)
-        _, kind, sim, margin, det, e2e, wrong = best
-        log(f"few-shot N={n}: {kind} embedding, detector {det} min_similarity {sim} "
-            f"min_margin {margin}: end-to-end {e2e:.4f} wrong {wrong:.4f} (validation, "
-            f"{seeds} draws)")
-        chosen[str(n)] = [sim, margin, kind, det]
+                            best = (key, kind, sim, margin, det, low, low_sim, e2e, wrong)
+        _, kind, sim, margin, det, low, low_sim, e2e, wrong = best
+        faint = (f", faint boxes from {low} at similarity {low_sim}" if low is not None
+                 else ", no faint boxes")
+        log(f"few-shot N={n}: {kind} embedding, detector {det}{faint}, min_similarity "
+            f"{sim} min_margin {margin}: end-to-end {e2e:.4f} wrong {wrong:.4f} "
+            f"(validation, {seeds} draws)")
+        # no faint boxes: the four numbers an issue 8m reader.json holds
+        chosen[str(n)] = [sim, margin, kind, det] + ([low, low_sim] if low is not None
+                                                     else [])
     return chosen
 
 
@@ -299,11 +338,19 @@ def load_fewshot(directory: str | Path) -> dict:
     if embedding not in EMBEDDINGS:
         raise FewShotError(f"{path}: key 'embedding' must be one of "
                            f"{', '.join(EMBEDDINGS)}, not {embedding!r}")
-    det = data.get("det_threshold")
-    if det is not None and (isinstance(det, bool) or not isinstance(det, int | float)
-                            or not 0 < det <= 1):
-        raise FewShotError(f"{path}: key 'det_threshold' must be a number above 0, at "
-                           f"most 1, not {det!r}")
+    for key in ("det_threshold", "det_low_threshold", "low_similarity"):
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                  or not 0 < value <= 1):
+            raise FewShotError(f"{path}: key {key!r} must be a number above 0, at most 1, "
+                               f"not {value!r}")
+    low, low_sim = data.get("det_low_threshold"), data.get("low_similarity")
+    if (low is None) != (low_sim is None):
+        raise FewShotError(f"{path}: keys 'det_low_threshold' and 'low_similarity' go "
+                           "together (the faint-box rule), or neither")
+    if low is not None and low > data.get("det_threshold", 1.0):
+        raise FewShotError(f"{path}: key 'det_low_threshold' ({low!r}) must be at most "
+                           f"'det_threshold' ({data['det_threshold']!r})")
     return data
 
 
@@ -322,18 +369,39 @@ class FewShotReader:
         self.embedding = data.get("embedding", "turned")
         _check_embedding(self.embedding, self.reader)
         # boxes are read from this detector score: the profile's (since issue 8m), else
-        # the model's choice for as many shots, else its own threshold
+        # the model's choice for as many shots, else its own threshold; the faint-box rule
+        # goes with it (a profile that names a threshold but no rule: none)
         det = data.get("det_threshold")
+        low, low_sim = data.get("det_low_threshold"), data.get("low_similarity")
         shots = data.get("shots")
         if det is None and isinstance(shots, int) and not isinstance(shots, bool):
-            det = fewshot_choice(self.reader, shots)[3]
+            choice = fewshot_choice(self.reader, shots)
+            det, low, low_sim = (choice.det_threshold, choice.det_low_threshold,
+                                 choice.low_similarity)
         self.det_threshold = float(self.reader.det_threshold if det is None else det)
+        self.det_low_threshold = None if low is None else min(float(low), self.det_threshold)
+        self.low_similarity = None if low_sim is None else float(low_sim)
 
     def __call__(self, image: np.ndarray) -> list[DieReading]:
         # a threshold of its own: the faint-box rule asks the pip classifier's face
-        # confidence, which says nothing of a symbol die
-        boxes = self.reader.detect(image, self.det_threshold)
+        # confidence, which says nothing of a symbol die; this one asks the prototypes
+        faint = self.det_low_threshold is not None and self.low_similarity is not None
+        boxes = self.reader.detect(image, self.det_low_threshold if faint
+                                   else self.det_threshold)
         probs, emb = self.reader.classify(image, boxes, self.embedding)
+        if faint and len(boxes):
+            keep = faint_kept(boxes, (emb @ self.protos.T).max(axis=1), self.det_threshold,
+                              self.det_low_threshold, self.low_similarity)
+            boxes, probs, emb = [boxes[i] for i in keep], probs[keep], emb[keep]
         return nearest_faces(boxes, probs, emb, self.faces, self.protos,
                              self.min_similarity, self.min_margin, self.dice_set,
                              keep_nested=self.reader.keep_nested)
+
+
+def faint_kept(boxes, top: np.ndarray, det: float, low: float, low_similarity: float
+               ) -> list[int]:
+    """Indices of the boxes scored at least ``det``, or at least ``low`` with their
+    nearest prototype at least ``low_similarity`` similar (``top``: each box's best
+    similarity): the few-shot faint-box rule."""
+    return [i for i, b in enumerate(boxes)
+            if b[4] >= det or (b[4] >= low and top[i] >= low_similarity)]

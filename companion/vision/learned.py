@@ -92,24 +92,37 @@ def _read_meta(path: Path) -> dict:
     try:
         # [similarity, margin] (the turned embedding) or, since issue 8k, [similarity,
         # margin, embedding], or since issue 8m [similarity, margin, embedding, detector
-        # threshold] (before, the few-shot reader kept boxes at ``det_threshold``: None)
+        # threshold] (before, the few-shot reader kept boxes at ``det_threshold``: None),
+        # or since issue 8n also [..., faint-box detector threshold, similarity a faint
+        # box needs] (before: no faint boxes, None and None)
         meta["fewshot"] = {str(int(n)): [float(v[0]), float(v[1]),
                                          v[2] if len(v) > 2 else "turned",
-                                         float(v[3]) if len(v) > 3 else None]
+                                         *(_fraction(v[k]) if len(v) > k else None
+                                           for k in (3, 4, 5))]
                            for n, v in table.items()}
-        if any(len(v) > 4 or (len(v) == 4 and isinstance(v[3], bool)) for v in table.values()):
+        if any(len(v) not in (2, 3, 4, 6) for v in table.values()):
             raise ValueError
-        if any(e[3] is not None and not 0 < e[3] <= 1 for e in meta["fewshot"].values()):
-            raise ValueError
+        if any(e[4] is not None and e[4] > e[3] for e in meta["fewshot"].values()):
+            raise ValueError  # a faint box scores below the plain threshold
     except (AttributeError, TypeError, ValueError, IndexError, KeyError):
         raise ModelUnreadable(f"{path}: key 'fewshot' must map shots to [similarity, "
-                              "margin], [similarity, margin, embedding] or [similarity, "
-                              "margin, embedding, detector threshold]") from None
+                              "margin], [similarity, margin, embedding], [similarity, "
+                              "margin, embedding, detector threshold] or those and [faint "
+                              "detector threshold (at most the other), faint similarity]"
+                              ", thresholds above 0 and at most 1") from None
     for entry in meta["fewshot"].values():
         if entry[2] not in EMBEDDINGS:
             raise ModelUnreadable(f"{path}: key 'fewshot' names embedding {entry[2]!r}, "
                                   f"not one of {', '.join(EMBEDDINGS)}")
     return meta
+
+
+def _fraction(value: Any) -> float:
+    """A threshold above 0 and at most 1 (a reader.json ``fewshot`` entry's); else
+    ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ValueError(value)
+    return float(value)
 
 
 def _number(path: Path, meta: dict, key: str, kind: type) -> None:
@@ -258,22 +271,36 @@ class LearnedReader:
         turned views' mean, mixed with the upright classifier's at ``upright_weight``.
         The embeddings are the turned classifier's, or (``embedding`` "upright") the mean
         of the upright classifiers' unit embeddings, made a unit again."""
-        if embedding == "upright":
-            if not self.has_upright:
-                raise ModelUnreadable("this model has no upright classifier for the "
-                                      "'upright' embedding")
-            if len(boxes) == 0:
-                return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32)
-            crops = self._crops(image, boxes)
-            up, emb = self._upright_embedded(crops)
-            if self.upright_weight == 1.0:
-                return up, emb
-            return mix_upright(self._turned_read(crops)[0], up, self.upright_weight), emb
-        if embedding != "turned":
+        if embedding not in EMBEDDINGS:
             raise ValueError(f"embedding must be one of {', '.join(EMBEDDINGS)}")
-        probs, emb, upright = self.classify_both(image, boxes,
-                                                 upright=self.upright_weight > 0)
-        return mix_upright(probs, upright, self.upright_weight), emb
+        probs, embs = self.classify_all(image, boxes, (embedding,))
+        return probs, embs[embedding]
+
+    def classify_all(self, image: np.ndarray, boxes,
+                     embeddings: tuple[str, ...] = EMBEDDINGS
+                     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The probabilities ``classify`` gives and each of ``embeddings`` (default: both
+        kinds) from one pass: the crops cut once, each network run once. A network runs
+        only when the probabilities or an embedding asked for need it."""
+        if "upright" in embeddings and not self.has_upright:
+            raise ModelUnreadable("this model has no upright classifier for the "
+                                  "'upright' embedding")
+        if len(boxes) == 0:
+            return (np.zeros((0, 7), np.float32),
+                    {k: np.zeros((0, 64), np.float32) for k in embeddings})
+        crops = self._crops(image, boxes)
+        embs: dict[str, np.ndarray] = {}
+        turned = up = None
+        if "turned" in embeddings or self.upright_weight < 1.0:
+            turned, embs["turned"] = self._turned_read(crops)
+        if self.has_upright and ("upright" in embeddings or self.upright_weight > 0):
+            up, embs["upright"] = self._upright_embedded(crops)
+        if turned is None:  # the upright classifiers carry all the weight
+            probs = up
+        else:
+            probs = mix_upright(turned, up if self.upright_weight > 0 else None,
+                                self.upright_weight)
+        return probs, {k: embs[k] for k in embeddings}
 
     def classify_both(self, image: np.ndarray, boxes, *, upright: bool
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

@@ -169,8 +169,11 @@ def test_fewshot_profile_from_manifest_reads_another_set(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "6 faces" in text and (out_dir / "prototypes.json").is_file()
     written = json.loads((out_dir / "prototypes.json").read_text())
+    faint = ("" if written["det_low_threshold"] is None else
+             f", or from {written['det_low_threshold']:g} when the nearest face is at "
+             f"least {written['low_similarity']:g} similar")
     assert (f"; {written['embedding']} embedding; dice read from detector score "
-            f"{written['det_threshold']:g})") in text
+            f"{written['det_threshold']:g}{faint})") in text
     assert "[learned]" in (out_dir / "profile.toml").read_text()
     manifest, n_dice, _ = real_manifest(tmp_path)
     assert main(["eval", str(manifest), "--profile", str(out_dir), "--json"]) == 0

@@ -14,7 +14,13 @@ from companion.vision import dice_photos
 from companion.vision.evaluate import load_manifest, predicted_dice, score_image, summarise
 from companion.vision.fewshot import FewShotError, FewShotReader, build_prototypes, load_fewshot
 from companion.vision.frames import load_image
-from companion.vision.learned import MODEL_DIR, LearnedReader, ModelMissing, default_reader
+from companion.vision.learned import (
+    EMBEDDINGS,
+    MODEL_DIR,
+    LearnedReader,
+    ModelMissing,
+    default_reader,
+)
 from companion.vision.render_dice import render_dice_scene
 
 # Rendered scenes the training never drew (training uses seeds seed * 100003 + i, i < 3000).
@@ -215,6 +221,67 @@ def test_a_profile_reads_from_its_own_detector_threshold(tmp_path):
     assert seen == [0.4]
 
 
+@pytest.mark.parametrize("extra, named", [
+    ({"det_low_threshold": "high", "low_similarity": 0.9},
+     "key 'det_low_threshold' must be a number above 0, at most 1, not 'high'"),
+    ({"det_low_threshold": 0.3, "low_similarity": 0},
+     "key 'low_similarity' must be a number above 0, at most 1, not 0"),
+    ({"det_low_threshold": 0.3, "low_similarity": True},
+     "key 'low_similarity' must be a number above 0, at most 1, not True"),
+    ({"det_low_threshold": 0.3},
+     "keys 'det_low_threshold' and 'low_similarity' go together (the faint-box rule), "
+     "or neither"),
+    ({"det_threshold": 0.5, "det_low_threshold": 0.6, "low_similarity": 0.9},
+     "key 'det_low_threshold' (0.6) must be at most 'det_threshold' (0.5)"),
+])
+def test_a_broken_faint_box_rule_in_a_profile_is_one_line(tmp_path, extra, named):
+    (tmp_path / "prototypes.json").write_text(json.dumps(
+        {"prototypes": {"1": [1, 0], "2": [0, 1]}, **extra}))
+    with pytest.raises(FewShotError) as exc:
+        load_fewshot(tmp_path)
+    assert str(exc.value) == f"{tmp_path / 'prototypes.json'}: {named}"
+
+
+@needs_model
+def test_a_profile_reads_faint_boxes_whose_nearest_face_is_close_enough(tmp_path):
+    """Since 8n: a box scored below the profile's detector threshold but at least its
+    det_low_threshold is read when its nearest prototype is at least low_similarity
+    similar; a profile naming a threshold and no rule reads as before; one naming
+    neither takes the model's whole entry."""
+    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.9, fewshot={
+        "10": [0.7, 0.2, "turned", 0.6, 0.3, 0.95]}))
+    image, dice = render_dice_scene(7_000_004)
+    assert len(dice) >= 4
+    scores = (0.8, 0.35, 0.35, 0.1)  # plain, faint (its own view a prototype), faint, below
+    boxes = [(*map(float, d.box), sc) for d, sc in zip(dice, scores, strict=False)]
+    seen = []
+    r.detect = lambda image, threshold=None: seen.append(threshold) or [
+        b for b in boxes if b[4] >= threshold]
+    emb = r.classify(image, boxes)[1]
+    protos = {"prototypes": {"x": emb[1].tolist(), "y": emb[0].tolist()},
+              "embedding": "turned", "min_similarity": 0.0, "min_margin": 0.0}
+
+    def read(data):
+        return {(round(d.centre[0]), round(d.centre[1]))
+                for d in FewShotReader(data, reader=r)(image)}
+
+    def centre(i):
+        x0, y0, x1, y1 = boxes[i][:4]
+        return (round((x0 + x1) / 2), round((y0 + y1) / 2))
+
+    rule = {"det_threshold": 0.6, "det_low_threshold": 0.3, "low_similarity": 0.999}
+    assert read({**protos, **rule}) == {centre(0), centre(1)}
+    assert seen[-1] == 0.3
+    assert read({**protos, "det_threshold": 0.6}) == {centre(0)}  # an 8m profile
+    assert seen[-1] == 0.6
+    # no threshold in the profile: the model's entry for its shots, rule and all
+    reader = FewShotReader({**protos, "shots": 10}, reader=r)
+    assert (reader.det_threshold, reader.det_low_threshold, reader.low_similarity) == (
+        0.6, 0.3, 0.95)
+    loose = {**rule, "low_similarity": 0.5}  # dice 1 and 2 both near enough a face
+    assert read({**protos, **loose}) == {centre(0), centre(1), centre(2)}
+
+
 def test_splits_are_source_disjoint():
     if not dice_photos.available():
         pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
@@ -312,10 +379,10 @@ def test_fewshot_thresholds_come_from_the_tuned_table(tmp_path):
     r = LearnedReader(_model_copy(tmp_path, fewshot={"1": [0.9, 0.15], "3": [0.8, 0.1],
                                                      "10": [0.7, 0.2]}))
     own = r.det_threshold  # no detector threshold in the table: the reader's own
-    assert fewshot_choice(r, 1) == (0.9, 0.15, "turned", own)
-    assert fewshot_choice(r, 5) == (0.8, 0.1, "turned", own)  # the most shots not above 5
-    assert fewshot_choice(r, 40) == (0.7, 0.2, "turned", own)
-    assert fewshot_choice(r, 0) == (0.9, 0.15, "turned", own)  # fewer than any: the fewest
+    assert fewshot_choice(r, 1) == (0.9, 0.15, "turned", own, None, None)
+    assert fewshot_choice(r, 5) == (0.8, 0.1, "turned", own, None, None)  # most not above 5
+    assert fewshot_choice(r, 40) == (0.7, 0.2, "turned", own, None, None)
+    assert fewshot_choice(r, 0) == (0.9, 0.15, "turned", own, None, None)  # fewer: fewest
 
 
 @needs_model
@@ -324,8 +391,8 @@ def test_fewshot_table_entries_name_their_embedding_and_older_ones_are_turned(tm
 
     r = LearnedReader(_model_copy(tmp_path, fewshot={"1": [0.9, 0.15], "10": [0.7, 0.2,
                                                                             "upright"]}))
-    assert fewshot_choice(r, 3) == (0.9, 0.15, "turned", r.det_threshold)  # before 8k
-    assert fewshot_choice(r, 10) == (0.7, 0.2, "upright", r.det_threshold)
+    assert fewshot_choice(r, 3) == (0.9, 0.15, "turned", r.det_threshold, None, None)
+    assert fewshot_choice(r, 10) == (0.7, 0.2, "upright", r.det_threshold, None, None)
 
 
 @needs_model
@@ -334,8 +401,20 @@ def test_fewshot_table_entries_since_8m_name_their_detector_threshold(tmp_path):
 
     r = LearnedReader(_model_copy(tmp_path, det_threshold=0.9, fewshot={
         "1": [0.9, 0.15, "upright"], "10": [0.7, 0.2, "upright", 0.4]}))
-    assert fewshot_choice(r, 10) == (0.7, 0.2, "upright", 0.4)
-    assert fewshot_choice(r, 3) == (0.9, 0.15, "upright", 0.9)
+    assert fewshot_choice(r, 10) == (0.7, 0.2, "upright", 0.4, None, None)
+    assert fewshot_choice(r, 3) == (0.9, 0.15, "upright", 0.9, None, None)
+
+
+@needs_model
+def test_fewshot_table_entries_since_8n_may_add_a_faint_box_rule(tmp_path):
+    from companion.vision.fewshot import fewshot_choice
+
+    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.9, fewshot={
+        "3": [0.9, 0.15, "upright", 0.6], "10": [0.7, 0.2, "upright", 0.5, 0.3, 0.93]}))
+    choice = fewshot_choice(r, 10)
+    assert choice == (0.7, 0.2, "upright", 0.5, 0.3, 0.93)
+    assert (choice.det_low_threshold, choice.low_similarity) == (0.3, 0.93)
+    assert fewshot_choice(r, 3) == (0.9, 0.15, "upright", 0.6, None, None)
 
 
 @needs_model
@@ -424,6 +503,31 @@ def test_face_probabilities_are_classifys_without_an_unused_turned_pass(monkeypa
     # the turned classifier runs only when its probabilities count
     assert any(net is reader._turned for net in calls) == (weight < 1.0)
     assert len(calls) == len(reader.upright_files) + (weight < 1.0)
+
+
+@needs_model
+@pytest.mark.parametrize("weight", [1.0, 0.7, 0.0])
+def test_classify_all_gives_classifys_answers_running_each_network_once(monkeypatch,
+                                                                         weight):
+    """tune_fewshot reads both embeddings through classify_all: the same probabilities
+    and embeddings as classify for each kind, from one pass of each network."""
+    reader = LearnedReader()
+    reader.upright_weight = weight
+    image, dice = render_dice_scene(7_000_007)
+    boxes = [d.box for d in dice]
+    want = {k: reader.classify(image, boxes, k) for k in EMBEDDINGS}
+    calls = []
+    forward = reader._forward
+    monkeypatch.setattr(reader, "_forward",
+                        lambda which, blob: calls.append(which) or forward(which, blob))
+    probs, embs = reader.classify_all(image, boxes)
+    assert sorted(embs) == sorted(EMBEDDINGS)
+    for kind, (want_probs, want_emb) in want.items():
+        assert np.allclose(probs, want_probs, atol=1e-6)
+        assert np.allclose(embs[kind], want_emb, atol=1e-6)
+    assert len(calls) == len(reader.upright_files) + 1
+    none_probs, none_embs = reader.classify_all(image, [])
+    assert none_probs.shape == (0, 7) and none_embs["upright"].shape == (0, 64)
 
 
 @needs_model
@@ -529,6 +633,11 @@ def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path)
     ('{"fewshot": {"10": [0.9, 0.2, "upright", 0]}}', "key 'fewshot'"),
     ('{"fewshot": {"10": [0.9, 0.2, "upright", true]}}', "key 'fewshot'"),
     ('{"fewshot": {"10": [0.9, 0.2, "upright", "high"]}}', "key 'fewshot'"),
+    ('{"fewshot": {"10": [0.9, 0.2, "upright", 0.5, 0.3]}}', "key 'fewshot'"),
+    ('{"fewshot": {"10": [0.9, 0.2, "upright", 0.5, 0.6, 0.9]}}', "key 'fewshot'"),
+    ('{"fewshot": {"10": [0.9, 0.2, "upright", 0.5, 0.3, 0]}}', "key 'fewshot'"),
+    ('{"fewshot": {"10": [0.9, 0.2, "upright", 0.5, null, null]}}', "key 'fewshot'"),
+    ('{"fewshot": {"10": [0.9, 0.2, "upright", 0.5, 0.3, 0.9, 1]}}', "key 'fewshot'"),
     ('{"fewshot": {"10": [0.9, 0.2, "sideways"]}}', "embedding 'sideways'"),
 ])
 def test_a_broken_reader_json_is_one_line_naming_it(tmp_path, text, named):
@@ -663,17 +772,17 @@ def test_tune_fewshot_chooses_the_embedding_that_reads_validation(webcam_tuning_
     from companion.vision import fewshot
 
     reader = LearnedReader()
-    classify = reader.classify
+    classify_all = reader.classify_all  # classify and tune_fewshot both read through it
     noise = np.random.default_rng(0)
 
-    def spoilt(image, boxes, embedding="turned"):
-        probs, emb = classify(image, boxes, embedding)
-        if embedding == useless:
-            emb = noise.normal(size=emb.shape).astype(np.float32)
-            emb /= np.linalg.norm(emb, axis=1, keepdims=True)
-        return probs, emb
+    def spoilt(image, boxes, embeddings=EMBEDDINGS):
+        probs, embs = classify_all(image, boxes, embeddings)
+        if useless in embs:
+            emb = noise.normal(size=embs[useless].shape).astype(np.float32)
+            embs[useless] = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+        return probs, embs
 
-    monkeypatch.setattr(reader, "classify", spoilt)
+    monkeypatch.setattr(reader, "classify_all", spoilt)
     chosen = fewshot.tune_fewshot(reader, shots=(1, 3), seeds=1, log=lambda _: None,
                                   val_sets=("webcam-val",))
     other = "upright" if useless == "turned" else "turned"
@@ -690,7 +799,7 @@ def test_tune_fewshot_counts_boxes_where_no_die_is(webcam_tuning_sets, monkeypat
     from companion.vision import fewshot
 
     reader = LearnedReader()
-    detect, classify = reader.detect, reader.classify
+    detect, classify_all = reader.detect, reader.classify_all
 
     def with_phantoms(image, threshold=None):
         h, w = image.shape[:2]
@@ -699,16 +808,16 @@ def test_tune_fewshot_counts_boxes_where_no_die_is(webcam_tuning_sets, monkeypat
         return found + [(x, h - 60.0, x + 40.0, h - 20.0, 0.36)
                         for x in range(20, w - 60, 80)][:6]
 
-    def sure(image, boxes, embedding="turned"):
-        probs, emb = classify(image, boxes, embedding)
+    def sure(image, boxes, embeddings=EMBEDDINGS):
+        probs, embs = classify_all(image, boxes, embeddings)
         probs = probs.copy()
         for i, b in enumerate(boxes):
             if len(b) > 4 and b[4] == 0.36:  # a phantom taken for a die
                 probs[i] = [0.9, 0.02, 0.02, 0.02, 0.02, 0.02, 0.0]
-        return probs, emb
+        return probs, embs
 
     monkeypatch.setattr(reader, "detect", with_phantoms)
-    monkeypatch.setattr(reader, "classify", sure)
+    monkeypatch.setattr(reader, "classify_all", sure)
     chosen = fewshot.tune_fewshot(reader, shots=(3,), seeds=1, log=lambda _: None,
                                   val_sets=("webcam-val",), dets=(0.3, 0.4))
     assert chosen["3"][3] == 0.4
@@ -745,3 +854,29 @@ def test_fewshot_tally_counts_what_reading_and_scoring_count(reader, keep_nested
         assert (s.predicted, s.matched, s.labelled) == (predicted, len(top), labelled)
         assert (s.correct, s.wrong) == (np.count_nonzero(sure & right),
                                         np.count_nonzero(sure & ~right))
+
+
+@needs_model
+def test_tune_fewshot_adds_a_faint_box_rule_when_it_reads_more(webcam_tuning_sets,
+                                                              monkeypatch):
+    """Every die scored 0.35, below the one detector threshold tried: reading from 0.3
+    when the nearest face is at least 0.5 similar reads them, so tuning adds that rule;
+    a similarity no die reaches reads nothing more, and the tie keeps no rule (the
+    four numbers an 8m table holds)."""
+    from companion.vision import fewshot
+
+    reader = LearnedReader()
+    detect = reader.detect
+
+    def faint(image, threshold=None):
+        return [(*b[:4], 0.35) for b in detect(image, 0.45)]
+
+    monkeypatch.setattr(reader, "detect", faint)
+    chosen = fewshot.tune_fewshot(reader, shots=(3,), seeds=1, log=lambda _: None,
+                                  val_sets=("webcam-val",), dets=(0.4,), lows=(0.3,),
+                                  low_sims=(0.5,))
+    assert chosen["3"][3:] == [0.4, 0.3, 0.5]
+    never = fewshot.tune_fewshot(reader, shots=(3,), seeds=1, log=lambda _: None,
+                                 val_sets=("webcam-val",), dets=(0.4,), lows=(0.3,),
+                                 low_sims=(1.0,))
+    assert len(never["3"]) == 4 and never["3"][3] == 0.4
