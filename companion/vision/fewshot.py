@@ -205,7 +205,7 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
             except FrameUnreadable:
                 continue
             boxes = reader.detect(img, min((*dets, *lows)))
-            probs, embs = reader.classify_all(img, boxes, tuple(kinds))
+            probs, embs = reader.classify_all(img, boxes)  # every kind it has
             rows.append((boxes, probs, embs, m.dice))
         cached.append((dice_photos.load_set(src, root), rows))
 
@@ -348,9 +348,10 @@ def load_fewshot(directory: str | Path) -> dict:
     if (low is None) != (low_sim is None):
         raise FewShotError(f"{path}: keys 'det_low_threshold' and 'low_similarity' go "
                            "together (the faint-box rule), or neither")
-    if low is not None and low > data.get("det_threshold", 1.0):
+    det = data.get("det_threshold")
+    if low is not None and det is not None and low > det:
         raise FewShotError(f"{path}: key 'det_low_threshold' ({low!r}) must be at most "
-                           f"'det_threshold' ({data['det_threshold']!r})")
+                           f"'det_threshold' ({det!r})")
     return data
 
 

@@ -277,11 +277,13 @@ class LearnedReader:
         return probs, embs[embedding]
 
     def classify_all(self, image: np.ndarray, boxes,
-                     embeddings: tuple[str, ...] = EMBEDDINGS
+                     embeddings: tuple[str, ...] | None = None
                      ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """The probabilities ``classify`` gives and each of ``embeddings`` (default: both
-        kinds) from one pass: the crops cut once, each network run once. A network runs
-        only when the probabilities or an embedding asked for need it."""
+        """The probabilities ``classify`` gives and each of ``embeddings`` (default: every
+        kind this model has) from one pass: the crops cut once, each network run once. A
+        network runs only when the probabilities or an embedding asked for need it."""
+        if embeddings is None:
+            embeddings = tuple(k for k in EMBEDDINGS if k == "turned" or self.has_upright)
         if "upright" in embeddings and not self.has_upright:
             raise ModelUnreadable("this model has no upright classifier for the "
                                   "'upright' embedding")

@@ -233,6 +233,8 @@ def test_a_profile_reads_from_its_own_detector_threshold(tmp_path):
      "or neither"),
     ({"det_threshold": 0.5, "det_low_threshold": 0.6, "low_similarity": 0.9},
      "key 'det_low_threshold' (0.6) must be at most 'det_threshold' (0.5)"),
+    ({"det_threshold": None, "det_low_threshold": "0.3", "low_similarity": 0.9},
+     "key 'det_low_threshold' must be a number above 0, at most 1, not '0.3'"),
 ])
 def test_a_broken_faint_box_rule_in_a_profile_is_one_line(tmp_path, extra, named):
     (tmp_path / "prototypes.json").write_text(json.dumps(
@@ -775,7 +777,7 @@ def test_tune_fewshot_chooses_the_embedding_that_reads_validation(webcam_tuning_
     classify_all = reader.classify_all  # classify and tune_fewshot both read through it
     noise = np.random.default_rng(0)
 
-    def spoilt(image, boxes, embeddings=EMBEDDINGS):
+    def spoilt(image, boxes, embeddings=None):
         probs, embs = classify_all(image, boxes, embeddings)
         if useless in embs:
             emb = noise.normal(size=embs[useless].shape).astype(np.float32)
@@ -808,7 +810,7 @@ def test_tune_fewshot_counts_boxes_where_no_die_is(webcam_tuning_sets, monkeypat
         return found + [(x, h - 60.0, x + 40.0, h - 20.0, 0.36)
                         for x in range(20, w - 60, 80)][:6]
 
-    def sure(image, boxes, embeddings=EMBEDDINGS):
+    def sure(image, boxes, embeddings=None):
         probs, embs = classify_all(image, boxes, embeddings)
         probs = probs.copy()
         for i, b in enumerate(boxes):
