@@ -35,7 +35,13 @@ from typing import NamedTuple
 import numpy as np
 
 from companion.vision.evaluate import ManifestImage
-from companion.vision.learned import EMBEDDINGS, LearnedReader, kept_boxes, match_kept
+from companion.vision.learned import (
+    EMBEDDINGS,
+    LearnedReader,
+    is_fraction,
+    kept_boxes,
+    match_kept,
+)
 from companion.vision.types import UNKNOWN, DieReading
 
 PROTOTYPES_FILE = "prototypes.json"
@@ -194,7 +200,7 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
     from companion.vision import dice_photos
     from companion.vision.frames import FrameUnreadable, load_image
 
-    kinds = [k for k in EMBEDDINGS if k == "turned" or reader.has_upright]
+    kinds = reader.embeddings
     cached = []  # (source manifest, [(boxes, probs, {embedding: emb}, labels)])
     for val in val_sets or dice_photos.VAL_SETS:
         src = dice_photos.train_of(val)
@@ -215,8 +221,7 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
         best prototype similarity)."""
         out = []
         for (boxes, probs, embs, dice), top in zip(rows, tops, strict=True):
-            keep = (faint_kept(boxes, top, det, low, low_sim) if low is not None
-                    else [i for i, b in enumerate(boxes) if b[4] >= det])
+            keep = faint_kept(boxes, top, det, low, low_sim)
             out.append(([boxes[i] for i in keep], probs[keep],
                         {k: e[keep] for k, e in embs.items()}, dice))
         return out
@@ -340,8 +345,7 @@ def load_fewshot(directory: str | Path) -> dict:
                            f"{', '.join(EMBEDDINGS)}, not {embedding!r}")
     for key in ("det_threshold", "det_low_threshold", "low_similarity"):
         value = data.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                                  or not 0 < value <= 1):
+        if value is not None and not is_fraction(value):
             raise FewShotError(f"{path}: key {key!r} must be a number above 0, at most 1, "
                                f"not {value!r}")
     low, low_sim = data.get("det_low_threshold"), data.get("low_similarity")
@@ -399,10 +403,11 @@ class FewShotReader:
                              keep_nested=self.reader.keep_nested)
 
 
-def faint_kept(boxes, top: np.ndarray, det: float, low: float, low_similarity: float
-               ) -> list[int]:
+def faint_kept(boxes, top: np.ndarray, det: float, low: float | None,
+               low_similarity: float | None) -> list[int]:
     """Indices of the boxes scored at least ``det``, or at least ``low`` with their
     nearest prototype at least ``low_similarity`` similar (``top``: each box's best
-    similarity): the few-shot faint-box rule."""
+    similarity): the few-shot faint-box rule (``low`` None: no faint boxes)."""
     return [i for i, b in enumerate(boxes)
-            if b[4] >= det or (b[4] >= low and top[i] >= low_similarity)]
+            if b[4] >= det or (low is not None and b[4] >= low
+                               and top[i] >= low_similarity)]

@@ -117,10 +117,14 @@ def _read_meta(path: Path) -> dict:
     return meta
 
 
+def is_fraction(value: Any) -> bool:
+    """Whether ``value`` is a number above 0 and at most 1 (a threshold; not a bool)."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and 0 < value <= 1
+
+
 def _fraction(value: Any) -> float:
-    """A threshold above 0 and at most 1 (a reader.json ``fewshot`` entry's); else
-    ValueError."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+    """A threshold (``is_fraction``) of a reader.json ``fewshot`` entry; else ValueError."""
+    if not is_fraction(value):
         raise ValueError(value)
     return float(value)
 
@@ -231,6 +235,12 @@ class LearnedReader:
         self.has_upright = bool(ups)
         self._lock = threading.Lock()  # one forward at a time per network pair
 
+    @property
+    def embeddings(self) -> tuple[str, ...]:
+        """The embedding kinds this model gives ("upright" only with an upright
+        classifier)."""
+        return tuple(k for k in EMBEDDINGS if k == "turned" or self.has_upright)
+
     # -- the two stages
     def input_side(self, image: np.ndarray) -> int:
         """The detector's input longest side for this frame (see ``det_ref_side``)."""
@@ -283,7 +293,7 @@ class LearnedReader:
         kind this model has) from one pass: the crops cut once, each network run once. A
         network runs only when the probabilities or an embedding asked for need it."""
         if embeddings is None:
-            embeddings = tuple(k for k in EMBEDDINGS if k == "turned" or self.has_upright)
+            embeddings = self.embeddings
         if "upright" in embeddings and not self.has_upright:
             raise ModelUnreadable("this model has no upright classifier for the "
                                   "'upright' embedding")
@@ -329,12 +339,10 @@ class LearnedReader:
         return probs, _unit(emb.reshape(-1, n, emb.shape[1]).mean(axis=0))
 
     def face_probabilities(self, image: np.ndarray, boxes) -> np.ndarray:
-        """The probabilities ``classify`` gives (N x 7), without running the turned
-        classifier when the upright ones carry all the weight (it then only gives the
-        few-shot embedding, which reading faces does not use)."""
-        if self.has_upright and self.upright_weight == 1.0 and len(boxes):
-            return self._upright(self._crops(image, boxes))
-        return self.classify(image, boxes)[0]
+        """The probabilities ``classify`` gives (N x 7), asking for no embedding: the
+        turned classifier is not run when the upright ones carry all the weight (it then
+        only gives the few-shot embedding, which reading faces does not use)."""
+        return self.classify_all(image, boxes, ())[0]
 
     def _crops(self, image: np.ndarray, boxes) -> list[np.ndarray]:
         return [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
