@@ -190,7 +190,7 @@ def test_hard_dice_are_those_the_reader_reads_wrong_or_unsure():
     from companion.vision.learned import MODEL_DIR
     from companion.vision.render_dice import render_dice_scene
 
-    img, dice = render_dice_scene(5, size=T.DET_SIZE)
+    img, dice = render_dice_scene(7, size=T.DET_SIZE)
     boxes = np.array([d.box for d in dice], np.float32)
     faces = np.array([d.face for d in dice])
     wrong = faces % 6 + 1  # every die labelled with another face
@@ -431,3 +431,54 @@ def test_camera_aug_off_keeps_the_old_draws():
     on = np.random.default_rng(5)
     T._cls_augment(c, on, camera=True)
     assert on.random() != np.random.default_rng(5).random()  # it draws more
+
+
+@pytest.mark.parametrize("kind", ["detector", "classifier"])
+def test_exported_weights_are_stored_at_half_precision_and_read_as_before(tmp_path, kind):
+    """The committed networks must stay "a few MB": an export keeps its weights as
+    16-bit floats cast back at load, so the file is about half the size and ONNX Runtime
+    and OpenCV DNN give what the full-precision network gives, to rounding."""
+    import cv2
+    import onnx
+
+    torch.manual_seed(0)
+    model = T.Detector() if kind == "detector" else T.Classifier()
+    _with_batch_norm_stats(model)
+    (T._export_det if kind == "detector" else T._export_cls)(model, tmp_path)
+    path = tmp_path / f"{kind}.onnx"
+    weights = [t for t in onnx.load(str(path)).graph.initializer if len(t.dims)]
+    assert weights and all(t.data_type == onnx.TensorProto.FLOAT16 for t in weights
+                           if np.prod(t.dims) >= 16)
+    shape = (1, 3, 128, 160) if kind == "detector" else (3, 3, T.CROP, T.CROP)
+    x = np.random.default_rng(1).random(shape, dtype=np.float32)
+    with torch.no_grad():
+        want = [t.numpy() for t in model(torch.from_numpy(x))]
+    session = ort.InferenceSession(str(path))
+    got = session.run(None, {session.get_inputs()[0].name: x})
+    net = cv2.dnn.readNetFromONNX(str(path))
+    net.setInput(x)
+    for w, g in zip(want, got, strict=True):
+        assert g.dtype == np.float32
+        assert np.abs(w - g).max() < 2e-2 * max(1.0, np.abs(w).max())
+    assert np.abs(net.forward() - got[0]).max() < 1e-4
+    # running it again changes nothing
+    size = path.stat().st_size
+    assert not T.store_half(path) and path.stat().st_size == size
+
+
+def test_store_half_halves_a_full_precision_file(tmp_path):
+    path = tmp_path / "full.onnx"
+    torch.onnx.export(T.Classifier().eval(), torch.zeros(1, 3, T.CROP, T.CROP), str(path),
+                      input_names=["crops"], output_names=["logits", "embedding"],
+                      **T._ONNX)
+    full = path.stat().st_size
+    assert T.store_half(path)
+    assert path.stat().st_size < 0.55 * full
+
+
+def test_store_half_refuses_a_file_with_no_network_naming_it(tmp_path):
+    path = tmp_path / "notes.onnx"
+    path.write_text("x\n")
+    with pytest.raises(ValueError, match="notes.onnx: not an ONNX network"):
+        T.store_half(path)
+    assert path.read_text() == "x\n"  # left as it was
