@@ -8,7 +8,7 @@ rewritten in place; one already converted is left as it is.
 import sys
 from pathlib import Path
 
-from companion.vision.train_reader import InitUnusable, _first_line, store_half
+from companion.vision.train_reader import InitUnusable, store_half
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
@@ -17,11 +17,8 @@ if __name__ == "__main__":
     for name in sys.argv[1:]:
         try:
             changed = store_half(Path(name))
-        except InitUnusable as exc:  # names the file itself
+        except (InitUnusable, OSError) as exc:  # unreadable or unwritable: names the file
             print(exc)
-            sys.exit(2)
-        except Exception as exc:  # noqa: BLE001 - a missing or foreign file: say which
-            print(f"{name}: cannot convert: {_first_line(exc)}")
             sys.exit(2)
         state = "weights now half precision" if changed else "already half precision"
         print(f"{name}: {state}")

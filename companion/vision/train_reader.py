@@ -483,18 +483,24 @@ def _first_line(exc: Exception) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _read_onnx(path: Path):
+    """The ONNX model in ``path``, else InitUnusable naming the file."""
+    import onnx
+
+    try:
+        return onnx.load(str(path))
+    except Exception as exc:  # a missing, truncated or foreign file; onnx has its own kinds
+        raise InitUnusable(f"{path}: cannot read: {_first_line(exc)}") from None
+
+
 def load_onnx_weights(model: nn.Module, path: Path) -> None:
     """Set ``model``'s weights from its own exported ONNX file. The export folded each
     batch norm into the convolution before it, so each conv takes the folded weights and
     its batch norm becomes the identity plus the folded bias (keep it frozen: see
     ``freeze_batch_norm``). Convolutions are matched in order, other tensors by name."""
-    import onnx
     from onnx import numpy_helper
 
-    try:
-        graph = onnx.load(str(path)).graph
-    except Exception as exc:  # a missing, truncated or foreign file; onnx has its own kinds
-        raise InitUnusable(f"{path}: cannot read: {_first_line(exc)}") from None
+    graph = _read_onnx(path).graph
     tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     for node in graph.node:  # weights stored at half precision (store_half) cast back
         if node.op_type == "Cast" and node.input[0] in tensors:
@@ -536,11 +542,11 @@ def store_half(path: Path) -> bool:
     the file and compute in 32-bit as before, the file is half the size and outputs move
     by about 1e-3 (rounding). Tensors already 16-bit, and tiny ones, are left; False when
     nothing was left to halve (running it again changes nothing). A file with no network
-    in it raises InitUnusable (a ValueError) naming it."""
+    in it, or none to read, raises InitUnusable (a ValueError) naming it."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    model = onnx.load(str(path))
+    model = _read_onnx(path)
     graph = model.graph
     if not graph.node:  # onnx reads many a stray file as an empty model
         raise InitUnusable(f"{path}: not an ONNX network (no nodes in it)")

@@ -482,3 +482,8 @@ def test_store_half_refuses_a_file_with_no_network_naming_it(tmp_path):
     with pytest.raises(ValueError, match="notes.onnx: not an ONNX network"):
         T.store_half(path)
     assert path.read_text() == "x\n"  # left as it was
+
+
+def test_store_half_refuses_a_missing_file_naming_it(tmp_path):
+    with pytest.raises(ValueError, match="gone.onnx: cannot read"):
+        T.store_half(tmp_path / "gone.onnx")
