@@ -75,8 +75,9 @@ def _faint(data: dict) -> str:
     """The few-shot faint-box rule as ``calibrate`` prints it ("" when there is none)."""
     if data.get("det_low_threshold") is None:
         return ""
+    score = "similar" if data.get("embedding") != "members" else "sure (the networks' mean)"
     return (f", or from {data['det_low_threshold']:g} when the nearest face is at least "
-            f"{data['low_similarity']:g} similar")
+            f"{data['low_similarity']:g} {score}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -128,10 +128,14 @@ def run(args: argparse.Namespace) -> int:
 def _reader_for(args: argparse.Namespace) -> tuple[Callable, str]:
     """The reader the options ask for, and how the report names it."""
     if getattr(args, "profile", None):
-        from companion.vision.fewshot import FewShotReader, load_fewshot
+        from companion.vision.fewshot import FewShotError, FewShotReader, load_fewshot
 
         protos = load_fewshot(args.profile)
-        return FewShotReader(protos, model_dir=args.model), f"few-shot profile {args.profile}"
+        try:
+            few = FewShotReader(protos, model_dir=args.model)
+        except FewShotError as exc:  # it does not fit this model: name the profile
+            raise FewShotError(f"{args.profile}: {exc}") from None
+        return few, f"few-shot profile {args.profile}"
     from companion.vision.learned import LearnedReader
 
     if getattr(args, "reader", "pips") == "pips":

@@ -9,8 +9,12 @@ told from its sides): ``tune_fewshot`` chooses per number of shots on the valida
 splits, and the profile records it (``embedding``; a profile without it is "turned").
 ``FewShotReader`` finds dice with the learned detector and gives each the face of the
 nearest prototype (cosine similarity); no pip counting is involved, the face names are
-just labels (any symbol names work the same way). A die is "unknown" when the best
-similarity is below ``min_similarity`` or the runner-up is within ``min_margin``; the
+just labels (any symbol names work the same way). Since issue 8p a third embedding,
+"members", keeps each upright classifier's own embedding and prototype: a face's score
+is then the mean over those networks of a softmax over the faces of each network's
+similarities (``face_scores``), so a die the networks see differently scores low. The
+"similarity" thresholds below apply to that score. A die is "unknown" when the best
+score is below ``min_similarity`` or the runner-up is within ``min_margin``; the
 two are chosen per number of shots on the validation splits (``tune_fewshot``, kept in
 the model's reader.json) and written into each profile, as is (since issue 8m) the
 detector score from which a box is read: the learned reader's own ``det_threshold`` goes
@@ -36,6 +40,7 @@ import numpy as np
 
 from companion.vision.evaluate import ManifestImage
 from companion.vision.learned import (
+    EMBED_SIZE,
     EMBEDDINGS,
     LearnedReader,
     is_fraction,
@@ -49,6 +54,39 @@ FEWSHOT_FORMAT = 1
 # Unknown below this similarity or within this margin of the runner-up, when the model
 # has no tuned table (reader.json ``fewshot``).
 DEFAULT_SIMILARITY, DEFAULT_MARGIN = 0.5, 0.05
+# The "members" embedding's softmax sharpness: each network's cosine similarities to the
+# faces' prototypes times this (issue 8p; 10 read validation dice surer-right than 20).
+MEMBER_SHARPNESS = 10.0
+# The embeddings whose meaning depends on which upright networks made them: a profile of
+# one records the networks (``upright_files``) and is refused by a model with others.
+NETWORK_BOUND = ("upright", "members")
+
+
+def face_scores(emb: np.ndarray, protos: np.ndarray, embedding: str) -> np.ndarray:
+    """N x F: how like each of the F faces' prototypes each of the N dice is. The
+    "turned" and "upright" embeddings: cosine similarity (units' dot product). "members"
+    (each network's EMBED_SIZE numbers side by side, prototypes likewise): per network a
+    softmax over the faces of ``MEMBER_SHARPNESS`` x its cosine similarities, averaged
+    over the networks (a score in 0..1, the faces' scores summing to one)."""
+    if embedding != "members":
+        return emb @ protos.T
+    n, f = len(emb), len(protos)
+    if n == 0:
+        return np.zeros((0, f), np.float32)
+    e = emb.reshape(n, -1, EMBED_SIZE)
+    p = protos.reshape(f, -1, EMBED_SIZE)
+    sims = MEMBER_SHARPNESS * np.einsum("nmd,fmd->nmf", e, p)
+    z = np.exp(sims - sims.max(axis=2, keepdims=True))
+    return (z / z.sum(axis=2, keepdims=True)).mean(axis=1)
+
+
+def prototype(embs: list[np.ndarray], embedding: str) -> np.ndarray:
+    """One face's prototype from its shots' embeddings: their mean made a unit (for
+    "members", each network's part made a unit)."""
+    p = np.mean(embs, axis=0)
+    parts = p.reshape(-1, EMBED_SIZE) if embedding == "members" else p.reshape(1, -1)
+    norms = np.maximum(1e-6, np.linalg.norm(parts, axis=1, keepdims=True))
+    return (parts / norms).reshape(-1)
 
 
 class FewShotError(ValueError):
@@ -99,12 +137,13 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
             embs.append(e[0])
             used.setdefault(face, []).append(manifest[i].key)
         if embs:
-            p = np.mean(embs, axis=0)
-            protos[face] = (p / max(1e-6, float(np.linalg.norm(p)))).round(6).tolist()
+            protos[face] = prototype(embs, embedding).round(6).tolist()
     if len(protos) < 2:
         raise FewShotError("need labelled dice of at least two faces to calibrate")
+    networks = ({"upright_files": list(reader.upright_files)}
+                if embedding in NETWORK_BOUND else {})
     return {"format": FEWSHOT_FORMAT, "shots": shots, "seed": seed, "embedding": embedding,
-            "prototypes": protos, "min_similarity": sim, "min_margin": margin,
+            **networks, "prototypes": protos, "min_similarity": sim, "min_margin": margin,
             "det_threshold": det, "det_low_threshold": low, "low_similarity": low_sim,
             "shot_images": used}
 
@@ -112,9 +151,27 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
 def _check_embedding(embedding: str, reader: LearnedReader) -> None:
     if embedding not in EMBEDDINGS:
         raise FewShotError(f"embedding {embedding!r} is not one of {', '.join(EMBEDDINGS)}")
-    if embedding == "upright" and not reader.has_upright:
-        raise FewShotError("the 'upright' embedding needs a model with an upright "
+    if embedding != "turned" and not reader.has_upright:
+        raise FewShotError(f"the {embedding!r} embedding needs a model with an upright "
                            "classifier")
+
+
+def _check_networks(data: dict, reader: LearnedReader) -> None:
+    """A profile of an embedding the upright networks make must have been made by this
+    model's networks (profiles from before issue 8p name none: taken on trust), and its
+    prototypes must be as long as this model's embedding."""
+    embedding = data.get("embedding", "turned")
+    named = data.get("upright_files")
+    if embedding in NETWORK_BOUND and named is not None and named != reader.upright_files:
+        raise FewShotError(f"the profile was built with upright classifiers {named}, this "
+                           f"model has {reader.upright_files}: build it again "
+                           "(companion calibrate --from-manifest)")
+    size = reader.embedding_size(embedding)
+    length = len(next(iter(data["prototypes"].values())))
+    if length != size:
+        raise FewShotError(f"the profile's prototypes hold {length} numbers, this model's "
+                           f"{embedding!r} embedding {size}: build it again "
+                           "(companion calibrate --from-manifest)")
 
 
 class FewShotChoice(NamedTuple):
@@ -151,15 +208,18 @@ def fewshot_choice(reader: LearnedReader, shots: int) -> FewShotChoice:
 
 def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
                   protos: np.ndarray, min_similarity: float, min_margin: float,
-                  dice_set: str = "pip", keep_nested: bool = True) -> list[DieReading]:
+                  dice_set: str = "pip", keep_nested: bool = True,
+                  embedding: str = "turned") -> list[DieReading]:
     """Each box the classifier does not call "not a die", read as the face of the nearest
-    prototype, or "unknown" (best similarity below ``min_similarity``, or the runner-up
-    within ``min_margin``); unless ``keep_nested``, a box whose centre lies inside a
-    stronger one read is dropped (``kept_boxes``). In the boxes' order."""
+    prototype (``face_scores`` of ``embedding``), or "unknown" (best score below
+    ``min_similarity``, or the runner-up within ``min_margin``); unless ``keep_nested``, a
+    box whose centre lies inside a stronger one read is dropped (``kept_boxes``). In the
+    boxes' order."""
     out = []
-    for i in kept_boxes(boxes, probs, keep_nested=keep_nested):
-        b, e = boxes[i], emb[i]
-        sims = protos @ e
+    kept = kept_boxes(boxes, probs, keep_nested=keep_nested)
+    scores = face_scores(emb[kept], protos, embedding) if kept else np.zeros((0, 0))
+    for i, sims in zip(kept, scores, strict=True):
+        b = boxes[i]
         order = np.argsort(-sims)
         best = float(sims[order[0]])
         second = float(sims[order[1]]) if len(order) > 1 else -1.0
@@ -227,7 +287,7 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
         return out
 
     sims = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97)
-    margins = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+    margins = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
     rules = [(det, None, None) for det in dets] + [
         (det, low, low_sim) for det in dets for low in lows if low < det
         for low_sim in low_sims]
@@ -242,7 +302,7 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
                                             embedding=kind)
                     faces = list(data["prototypes"])
                     protos = np.array([data["prototypes"][f] for f in faces], np.float32)
-                    tops = [(embs[kind] @ protos.T).max(axis=1) if len(boxes)
+                    tops = [face_scores(embs[kind], protos, kind).max(axis=1) if len(boxes)
                             else np.zeros(0) for boxes, _, embs, _ in rows]
                     protos_of.append((ci, faces, protos, tops))
             for det, low, low_sim in rules:  # a tie keeps the earlier rule (none)
@@ -264,12 +324,12 @@ def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (
                                margin, det)
                         if best is None or key > best[0]:
                             best = (key, kind, sim, margin, det, low, low_sim, e2e, wrong)
-        _, kind, sim, margin, det, low, low_sim, e2e, wrong = best
+        (objective, *_), kind, sim, margin, det, low, low_sim, e2e, wrong = best
         faint = (f", faint boxes from {low} at similarity {low_sim}" if low is not None
                  else ", no faint boxes")
         log(f"few-shot N={n}: {kind} embedding, detector {det}{faint}, min_similarity "
             f"{sim} min_margin {margin}: end-to-end {e2e:.4f} wrong {wrong:.4f} "
-            f"(validation, {seeds} draws)")
+            f"objective {objective:.4f} (validation, {seeds} draws)")
         # no faint boxes: the four numbers an issue 8m reader.json holds
         chosen[str(n)] = [sim, margin, kind, det] + ([low, low_sim] if low is not None
                                                      else [])
@@ -289,8 +349,9 @@ def fewshot_tally(rows: list, kind: str, faces: list[str], protos: np.ndarray,
         labelled += len(dice)
         kept = kept_boxes(boxes, probs, keep_nested=keep_nested)
         predicted += len(kept)
-        for pi, li in match_kept(boxes, kept, dice):
-            sims = protos @ embs[kind][kept[pi]]
+        matched = match_kept(boxes, kept, dice)
+        scores = face_scores(embs[kind][[kept[pi] for pi, _ in matched]], protos, kind)
+        for (_, li), sims in zip(matched, scores, strict=True):
             order = np.argsort(-sims)
             first = float(sims[order[0]])
             second = float(sims[order[1]]) if len(order) > 1 else -1.0
@@ -343,6 +404,14 @@ def load_fewshot(directory: str | Path) -> dict:
     if embedding not in EMBEDDINGS:
         raise FewShotError(f"{path}: key 'embedding' must be one of "
                            f"{', '.join(EMBEDDINGS)}, not {embedding!r}")
+    named = data.get("upright_files")
+    if named is not None and (not isinstance(named, list) or not named
+                              or not all(isinstance(f, str) and f for f in named)):
+        raise FewShotError(f"{path}: key 'upright_files' must be a list of network file "
+                           f"names, not {named!r}")
+    if embedding == "members" and next(iter(dims)) % EMBED_SIZE:
+        raise FewShotError(f"{path}: 'members' prototypes must hold {EMBED_SIZE} numbers "
+                           "per network")
     for key in ("det_threshold", "det_low_threshold", "low_similarity"):
         value = data.get(key)
         if value is not None and not is_fraction(value):
@@ -373,6 +442,7 @@ class FewShotReader:
         # profiles from before issue 8k hold the turned classifier's embedding
         self.embedding = data.get("embedding", "turned")
         _check_embedding(self.embedding, self.reader)
+        _check_networks(data, self.reader)
         # boxes are read from this detector score: the profile's (since issue 8m), else
         # the model's choice for as many shots, else its own threshold; the faint-box rule
         # goes with it (a profile that names a threshold but no rule: none)
@@ -395,12 +465,13 @@ class FewShotReader:
                                    else self.det_threshold)
         probs, emb = self.reader.classify(image, boxes, self.embedding)
         if faint and len(boxes):
-            keep = faint_kept(boxes, (emb @ self.protos.T).max(axis=1), self.det_threshold,
-                              self.det_low_threshold, self.low_similarity)
+            top = face_scores(emb, self.protos, self.embedding).max(axis=1)
+            keep = faint_kept(boxes, top, self.det_threshold, self.det_low_threshold,
+                              self.low_similarity)
             boxes, probs, emb = [boxes[i] for i in keep], probs[keep], emb[keep]
         return nearest_faces(boxes, probs, emb, self.faces, self.protos,
                              self.min_similarity, self.min_margin, self.dice_set,
-                             keep_nested=self.reader.keep_nested)
+                             keep_nested=self.reader.keep_nested, embedding=self.embedding)
 
 
 def faint_kept(boxes, top: np.ndarray, det: float, low: float | None,

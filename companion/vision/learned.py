@@ -49,8 +49,12 @@ DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": No
             "upright_weight": 0.0, "keep_nested": True, "upright_files": None}
 UPRIGHT = "classifier_upright.onnx"
 # Which embedding few-shot prototypes are made of: the turned classifier's (trained at any
-# rotation) or the upright classifiers' mean (trained keeping the photo's up; issue 8k).
-EMBEDDINGS = ("turned", "upright")
+# rotation), the upright classifiers' mean (trained keeping the photo's up; issue 8k), or
+# (issue 8p) each upright classifier's own, side by side ("members": EMBED_SIZE numbers per
+# network in ``upright_files`` order; the few-shot reader scores a face by each network's
+# own similarity, see ``fewshot.face_scores``).
+EMBEDDINGS = ("turned", "upright", "members")
+EMBED_SIZE = 64  # numbers in one network's embedding
 
 
 class ModelMissing(RuntimeError):
@@ -237,9 +241,13 @@ class LearnedReader:
 
     @property
     def embeddings(self) -> tuple[str, ...]:
-        """The embedding kinds this model gives ("upright" only with an upright
-        classifier)."""
+        """The embedding kinds this model gives ("upright" and "members" only with an
+        upright classifier)."""
         return tuple(k for k in EMBEDDINGS if k == "turned" or self.has_upright)
+
+    def embedding_size(self, embedding: str) -> int:
+        """How many numbers one die's ``embedding`` has."""
+        return EMBED_SIZE * (len(self._up_nets) if embedding == "members" else 1)
 
     # -- the two stages
     def input_side(self, image: np.ndarray) -> int:
@@ -277,10 +285,12 @@ class LearnedReader:
 
     def classify(self, image: np.ndarray, boxes, embedding: str = "turned"
                  ) -> tuple[np.ndarray, np.ndarray]:
-        """(probabilities N x 7, unit embeddings N x 64) for the dice in ``boxes``: the
-        turned views' mean, mixed with the upright classifier's at ``upright_weight``.
-        The embeddings are the turned classifier's, or (``embedding`` "upright") the mean
-        of the upright classifiers' unit embeddings, made a unit again."""
+        """(probabilities N x 7, embeddings) for the dice in ``boxes``: the turned views'
+        mean, mixed with the upright classifier's at ``upright_weight``. The embeddings
+        are the turned classifier's unit ones (N x 64), or (``embedding`` "upright") the
+        mean of the upright classifiers' unit embeddings, made a unit again (N x 64), or
+        (``embedding`` "members") each upright classifier's unit embedding side by side
+        (N x 64 per network)."""
         if embedding not in EMBEDDINGS:
             raise ValueError(f"embedding must be one of {', '.join(EMBEDDINGS)}")
         probs, embs = self.classify_all(image, boxes, (embedding,))
@@ -294,19 +304,22 @@ class LearnedReader:
         network runs only when the probabilities or an embedding asked for need it."""
         if embeddings is None:
             embeddings = self.embeddings
-        if "upright" in embeddings and not self.has_upright:
-            raise ModelUnreadable("this model has no upright classifier for the "
-                                  "'upright' embedding")
+        for k in embeddings:
+            if k != "turned" and not self.has_upright:
+                raise ModelUnreadable(f"this model has no upright classifier for the "
+                                      f"{k!r} embedding")
         if len(boxes) == 0:
             return (np.zeros((0, 7), np.float32),
-                    {k: np.zeros((0, 64), np.float32) for k in embeddings})
+                    {k: np.zeros((0, self.embedding_size(k)), np.float32)
+                     for k in embeddings})
         crops = self._crops(image, boxes)
         embs: dict[str, np.ndarray] = {}
         turned = up = None
         if "turned" in embeddings or self.upright_weight < 1.0:
             turned, embs["turned"] = self._turned_read(crops)
-        if self.has_upright and ("upright" in embeddings or self.upright_weight > 0):
-            up, embs["upright"] = self._upright_embedded(crops)
+        if self.has_upright and ("upright" in embeddings or "members" in embeddings
+                                 or self.upright_weight > 0):
+            up, embs["upright"], embs["members"] = self._upright_embedded(crops)
         if turned is None:  # the upright classifiers carry all the weight
             probs = up
         else:
@@ -353,14 +366,15 @@ class LearnedReader:
         """The upright classifiers' probabilities, averaged."""
         return self._upright_embedded(crops)[0]
 
-    def _upright_embedded(self, crops: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """The upright classifiers' probabilities, averaged, and the mean of their unit
-        embeddings, made a unit again."""
+    def _upright_embedded(self, crops: list[np.ndarray]
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The upright classifiers' probabilities, averaged; the mean of their unit
+        embeddings, made a unit again; and their unit embeddings side by side."""
         blob = crops_blob(crops)
         outs = [self._forward(net, blob) for net in self._up_nets]
         probs = np.mean([_softmax(logits) for logits, _ in outs], axis=0)
-        emb = np.mean([_unit(e) for _, e in outs], axis=0)
-        return probs, _unit(emb)
+        units = [_unit(e) for _, e in outs]
+        return probs, _unit(np.mean(units, axis=0)), np.concatenate(units, axis=1)
 
     def _forward(self, net: Any, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(logits, embeddings) of one classifier network (a session or an OpenCV net)."""

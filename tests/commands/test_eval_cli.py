@@ -169,9 +169,11 @@ def test_fewshot_profile_from_manifest_reads_another_set(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "6 faces" in text and (out_dir / "prototypes.json").is_file()
     written = json.loads((out_dir / "prototypes.json").read_text())
+    score = ("sure (the networks' mean)" if written["embedding"] == "members"
+             else "similar")
     faint = ("" if written["det_low_threshold"] is None else
              f", or from {written['det_low_threshold']:g} when the nearest face is at "
-             f"least {written['low_similarity']:g} similar")
+             f"least {written['low_similarity']:g} {score}")
     assert (f"; {written['embedding']} embedding; dice read from detector score "
             f"{written['det_threshold']:g}{faint})") in text
     assert "[learned]" in (out_dir / "profile.toml").read_text()
@@ -182,3 +184,10 @@ def test_fewshot_profile_from_manifest_reads_another_set(tmp_path, capsys):
     assert main(["eval", str(manifest), "--profile", str(tmp_path / "nothing")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no few-shot prototypes" in err[0]
+    # a profile made by other networks than this model's: one line naming it
+    written["upright_files"] = ["classifier_upright_other.onnx"]
+    (out_dir / "prototypes.json").write_text(json.dumps(written))
+    assert main(["eval", str(manifest), "--profile", str(out_dir)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(out_dir) in err[0]
+    assert "built with upright classifiers ['classifier_upright_other.onnx']" in err[0]

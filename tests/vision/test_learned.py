@@ -212,7 +212,7 @@ def test_a_profile_reads_from_its_own_detector_threshold(tmp_path):
     takes the model's choice for as many shots, and one with neither the reader's."""
     r = LearnedReader(_model_copy(tmp_path, det_threshold=0.9, fewshot={
         "1": [0.8, 0.1, "turned"], "10": [0.7, 0.2, "turned", 0.4]}))
-    protos = {"prototypes": {"1": [1.0, 0.0], "2": [0.0, 1.0]}}
+    protos = {"prototypes": {"1": [1.0] + [0.0] * 63, "2": [0.0, 1.0] + [0.0] * 62}}
     assert FewShotReader({**protos, "det_threshold": 0.6}, reader=r).det_threshold == 0.6
     assert FewShotReader({**protos, "shots": 10}, reader=r).det_threshold == 0.4
     assert FewShotReader({**protos, "shots": 1}, reader=r).det_threshold == 0.9
@@ -221,7 +221,7 @@ def test_a_profile_reads_from_its_own_detector_threshold(tmp_path):
     detect = r.detect
     r.detect = lambda image, threshold=None: seen.append(threshold) or detect(image, threshold)
     r.classify = lambda image, boxes, embedding="turned": (np.zeros((len(boxes), 7)),
-                                                           np.zeros((len(boxes), 2)))
+                                                           np.zeros((len(boxes), 64)))
     FewShotReader({**protos, "shots": 10}, reader=r)(render_dice_scene(3)[0])
     assert seen == [0.4]
 
@@ -772,10 +772,11 @@ def webcam_tuning_sets(monkeypatch):
 
 
 @needs_model
-@pytest.mark.parametrize("useless", ["turned", "upright"])
+@pytest.mark.parametrize("useful", ["turned", "upright", "members"])
 def test_tune_fewshot_chooses_the_embedding_that_reads_validation(webcam_tuning_sets,
-                                                                 monkeypatch, useless):
-    """With one embedding made noise, tuning picks the other for every number of shots."""
+                                                                 monkeypatch, useful):
+    """With every other embedding made noise, tuning picks this one for every number of
+    shots."""
     from companion.vision import fewshot
 
     reader = LearnedReader()
@@ -784,16 +785,16 @@ def test_tune_fewshot_chooses_the_embedding_that_reads_validation(webcam_tuning_
 
     def spoilt(image, boxes, embeddings=None):
         probs, embs = classify_all(image, boxes, embeddings)
-        if useless in embs:
-            emb = noise.normal(size=embs[useless].shape).astype(np.float32)
-            embs[useless] = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+        for kind in embs:
+            if kind != useful:
+                emb = noise.normal(size=embs[kind].shape).astype(np.float32)
+                embs[kind] = emb / np.linalg.norm(emb, axis=1, keepdims=True)
         return probs, embs
 
     monkeypatch.setattr(reader, "classify_all", spoilt)
     chosen = fewshot.tune_fewshot(reader, shots=(1, 3), seeds=1, log=lambda _: None,
                                   val_sets=("webcam-val",))
-    other = "upright" if useless == "turned" else "turned"
-    assert [v[2] for v in chosen.values()] == [other, other]
+    assert [v[2] for v in chosen.values()] == [useful, useful]
     assert all(v[3] in fewshot.FEWSHOT_DET_GRID for v in chosen.values())
 
 
