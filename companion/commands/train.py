@@ -33,6 +33,8 @@ def bad_args(args: argparse.Namespace) -> str | None:
         return f"--det-stretch {args.det_stretch:g}: needs a ratio from 1 to 4"
     if args.hard_weight < 1:
         return f"--hard-weight {args.hard_weight}: needs at least 1"
+    if not 0 <= args.ema < 1:
+        return f"--ema {args.ema:g}: needs a decay from 0 (off) to below 1"
     if args.hard_dice and not (Path(args.hard_dice) / "reader.json").is_file():
         return f"--hard-dice {args.hard_dice}: no reader.json there"
     if not 0 < args.hard_share <= 1:
@@ -88,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
               tune_sizes=tuple(args.tune_sizes), tune_views=tuple(args.tune_views),
               det_stretch=args.det_stretch, hard_photos=args.hard_photos,
               hard_share=args.hard_share, hard_dice=args.hard_dice,
-              hard_weight=args.hard_weight, camera_aug=args.camera_aug)
+              hard_weight=args.hard_weight, camera_aug=args.camera_aug,
+              ema=args.ema)
     except (InitUnusable, ModelUnreadable) as exc:
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -150,6 +153,10 @@ def register(subparsers) -> None:
                    help="classifiers: crops are also squeezed or stretched top to bottom, "
                         "dotted with salt-and-pepper noise and JPEG-encoded, as other "
                         "cameras would show the dice")
+    p.add_argument("--ema", type=float, default=0.0, metavar="DECAY",
+                   help="classifiers: export the running average of the weights (and batch "
+                        "norm statistics) taken each step with this decay, e.g. 0.999 (0: "
+                        "the last weights, as before)")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune each part from DIR's model at a lower rate: its .pt file, "

@@ -653,9 +653,12 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      log, init: Path | None = None, width: float = 1.0,
                      upright: bool = False, small_weight: int = 1,
                      part_share: float = 0.0, hard_weight: int = 1,
-                     camera_aug: bool = False) -> Classifier:
+                     camera_aug: bool = False, ema: float = 0.0) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
-    ``camera_aug``: crops also get ``_camera_augment``'s draws.
+    ``camera_aug``: crops also get ``_camera_augment``'s draws. ``ema`` (a decay above 0):
+    the network returned is the running average of the weights and batch norm statistics
+    after each step (``torch.optim.swa_utils``), not the last ones; the steps themselves
+    and their random draws are the same either way.
     A source's ``false_peaks`` (when it has them) and ``part_share`` of its dice give
     "not a die" crops, and its ``die_boxes`` crops of dice as a detector boxed them
     (``_cls_samples``); its ``hard_dice`` give ``hard_weight`` times as many crops."""
@@ -671,6 +674,12 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     model.train()
     if frozen:
         freeze_batch_norm(model)
+    average = None
+    if ema > 0:
+        from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+
+        average = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(ema),
+                                use_buffers=True)
     t0 = time.time()
     for step in range(steps):
         while len(pool) < batch * 4:
@@ -699,10 +708,14 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
         loss.backward()
         opt.step()
         sched.step()
+        if average is not None:
+            average.update_parameters(model)
         if step % 100 == 0 or step == steps - 1:
             acc = (logits.argmax(1) == y).float().mean().item()
             log(f"cls step {step}/{steps} loss {loss.item():.3f} acc {acc:.3f} "
                 f"{time.time() - t0:.0f}s")
+    if average is not None:
+        model = average.module
     model.eval()
     return model
 
@@ -744,7 +757,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           tune_views: tuple[int, ...] = (1, 4), det_stretch: float = 1.0,
           hard_photos: str | Path | None = None, hard_share: float = 0.3,
           hard_dice: str | Path | None = None, hard_weight: int = 3,
-          camera_aug: bool = False) -> Path:
+          camera_aug: bool = False, ema: float = 0.0) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -769,7 +782,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     ``hard_dice``: a model folder whose reader's wrong or unsure readings of the train dice
     (``mine_hard_dice``) give those dice ``hard_weight`` times as many classifier crops.
     ``camera_aug``: the classifiers' crops are also squeezed, dotted and JPEG-encoded
-    (``_camera_augment``)."""
+    (``_camera_augment``). ``ema``: the classifiers exported are the running average of
+    their weights with this decay (``train_classifier``; 0: the last weights)."""
     out = Path(out)
     split = dice_photos.resolve_split(out, val_tenths, webcam_val)
     train_sets, val_sets = dice_photos.SPLITS[split]
@@ -823,7 +837,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                width=cls_width, upright=upright, small_weight=small_weight,
                                part_share=part_negatives,
                                hard_weight=hard_weight if hard_dice else 1,
-                               camera_aug=camera_aug)
+                               camera_aug=camera_aug, ema=ema)
         _export_cls(cls, out, name)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")
@@ -847,7 +861,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "hard_share": hard_share if hard_photos else 0.0,
                  "hard_dice": str(hard_dice) if hard_dice else None,
                  "hard_weight": hard_weight if hard_dice else 1,
-                 "camera_aug": camera_aug,
+                 "camera_aug": camera_aug, "ema": ema,
                  "tune_sizes": list(tune_sizes), "tune_views": list(tune_views),
                  "rendered": rendered, "train_sets": list(train_sets),
                  "val_sets": list(val_sets)})

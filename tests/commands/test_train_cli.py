@@ -21,6 +21,8 @@ from companion.cli import main
     (["--hard-dice", "/nowhere"], "--hard-dice /nowhere: no reader.json there"),
     (["--tune-sizes", "416", "500"], "--tune-sizes 416 500: each a multiple of 32 from 64 to 2048"),
     (["--tune-views", "3"], "--tune-views 3: each 1, 2, 4 or 8"),
+    (["--ema", "1"], "--ema 1: needs a decay from 0 (off) to below 1"),
+    (["--ema", "-0.5"], "--ema -0.5: needs a decay from 0 (off) to below 1"),
 ])
 def test_bad_options_are_one_line(tmp_path, capsys, extra, names):
     assert main(["train", "--out", str(tmp_path / "run"), *extra]) == 2

@@ -487,3 +487,41 @@ def test_store_half_refuses_a_file_with_no_network_naming_it(tmp_path):
 def test_store_half_refuses_a_missing_file_naming_it(tmp_path):
     with pytest.raises(ValueError, match="gone.onnx: cannot read"):
         T.store_half(tmp_path / "gone.onnx")
+
+
+def test_ema_returns_the_running_average_of_the_same_steps(monkeypatch):
+    """--ema changes what is exported, not the steps: after two steps the network is
+    decay x the first step's weights + (1 - decay) x the second's (the first copied).
+    The rate is held still, so a one-step run's weights are a two-step run's first."""
+
+    class Still:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def step(self):
+            pass
+
+    monkeypatch.setattr(T.torch.optim.lr_scheduler, "OneCycleLR", Still)
+
+    class OneDie:
+        def __len__(self):
+            return 1
+
+        def get(self, i):
+            img = np.full((96, 96, 3), 60, np.uint8)
+            img[30:60, 30:60] = 230
+            return img, np.array([[30, 30, 60, 60]], np.float32), np.array([2])
+
+    def run(steps, ema=0.0):
+        torch.manual_seed(0)
+        net = T.train_classifier([OneDie()], [1.0], steps=steps, batch=8, seed=0,
+                                 log=lambda m: None, ema=ema)
+        return {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+    one, two = run(1), run(2)
+    averaged = run(2, ema=0.75)
+    moved = [k for k in two if two[k].is_floating_point() and not torch.equal(one[k], two[k])]
+    assert moved  # the second step changed weights, so the average can tell them apart
+    for k in moved:
+        torch.testing.assert_close(averaged[k], 0.75 * one[k] + 0.25 * two[k])
+    assert run(2, ema=0.0).keys() == two.keys()
