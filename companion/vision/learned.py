@@ -16,7 +16,7 @@ Thresholds and the detector's input size come from ``reader.json``, chosen on th
 validation splits by ``tune_thresholds`` when the model was trained.
 
 The classifiers' embeddings also read symbol dice with few shots (``classify`` with
-``embedding`` "turned" or "upright"): see ``companion.vision.fewshot``.
+``embedding`` "turned", "upright" or "members"): see ``companion.vision.fewshot``.
 """
 
 from __future__ import annotations
