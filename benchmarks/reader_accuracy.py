@@ -27,13 +27,6 @@ from companion.commands.eval import evaluate_manifest  # noqa: E402
 from companion.vision import dice_photos  # noqa: E402
 from companion.vision.frames import load_image  # noqa: E402
 
-FEWSHOT_SOURCES = {  # held-aside set -> the set its few shots are drawn from
-    "table-test": "table-val",
-    "trays-test": "trays-val",
-    "trays-colour-test": "trays-colour-val",
-    "webcam-two": "webcam-white",
-}
-
 
 def row(name: str, reader_name: str, s) -> str:
     return (f"| {name} | {reader_name} | {s.labelled} | {s.precision:.1%} | {s.recall:.1%} | "
@@ -162,7 +155,7 @@ def main() -> int:
         print("| set | shots from | N=1 | N=3 | N=10 |")
         print("|---|---|---|---|---|")
         for name in args.sets:
-            src = FEWSHOT_SOURCES.get(name)
+            src = dice_photos.FEWSHOT_SOURCES.get(name)
             if src is None:
                 continue
             src_items = dice_photos.load_set(src)

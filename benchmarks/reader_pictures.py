@@ -1,6 +1,7 @@
 """Draw what the learned die reader makes of held-aside photos, against their labels.
 
     .venv/bin/python benchmarks/reader_pictures.py [--model DIR] [--out docs/learned-reader.png]
+    .venv/bin/python benchmarks/reader_pictures.py --fewshot 10 --out docs/fewshot-reader.png
 
 One photo from each held-aside set (the one with the most labelled dice, so the choice
 never looks at the reader), read by the committed model (or
@@ -8,6 +9,10 @@ never looks at the reader), read by the committed model (or
 orange "?", unknown; blue, labelled but not found; magenta "x", a box where no die is
 labelled. Prints, per photo, what it counted, and the file written. Needs the shared
 photo sets (../shared/datasets/dice-photos/).
+
+``--fewshot N``: each photo is read instead by a few-shot profile of N labelled dice per
+face (seed 0) of the set its few shots come from (``dice_photos.FEWSHOT_SOURCES``, as
+``reader_accuracy.py --fewshot`` draws them): nearest prototype, no pip counting.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import numpy as np
 
 from companion.vision import dice_photos
 from companion.vision.evaluate import match, predicted_dice
+from companion.vision.fewshot import FewShotReader, build_prototypes
 from companion.vision.frames import load_image
 from companion.vision.learned import LearnedReader
 from companion.vision.types import UNKNOWN
@@ -39,7 +45,8 @@ def _box(img, box, colour, text, scale):
         cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, 0.5, colour, 1, cv2.LINE_AA)
 
 
-def panel(reader: LearnedReader, name: str) -> tuple[np.ndarray, dict[str, int]]:
+def panel(reader, name: str, title: str = "") -> tuple[np.ndarray, dict[str, int]]:
+    """``reader``: a LearnedReader or a FewShotReader; ``title`` follows the set's name."""
     items = dice_photos.load_set(name)
     item = max(items, key=lambda m: len(m.dice))
     image = load_image(item.path)
@@ -70,9 +77,11 @@ def panel(reader: LearnedReader, name: str) -> tuple[np.ndarray, dict[str, int]]
         else:
             _box(out, r.box, WRONG, f"{r.face}/{label}", scale)
             count["wrong"] += 1
-    title = f"{name}: {count['right']} of {len(item.dice)} right"
-    cv2.putText(out, title, (8, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (0, 0, 0), 4, cv2.LINE_AA)
-    cv2.putText(out, title, (8, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (255, 255, 255), 2,
+    title = f"{name}{title}: {count['right']} of {len(item.dice)} right"
+    width = cv2.getTextSize(title, cv2.FONT_HERSHEY_SIMPLEX, 0.7, 2)[0][0]
+    size = 0.7 * min(1.0, (out.shape[1] - 16) / width)  # the whole title on the panel
+    cv2.putText(out, title, (8, 24), cv2.FONT_HERSHEY_SIMPLEX, size, (0, 0, 0), 4, cv2.LINE_AA)
+    cv2.putText(out, title, (8, 24), cv2.FONT_HERSHEY_SIMPLEX, size, (255, 255, 255), 2,
                 cv2.LINE_AA)
     return out, count
 
@@ -94,14 +103,26 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="model folder (default: the committed one)")
     ap.add_argument("--out", type=Path, default=Path("docs/learned-reader.png"))
+    ap.add_argument("--fewshot", type=int, default=None, metavar="N",
+                    help="read with a few-shot profile of N dice per face of each set's "
+                         "few-shot source instead")
     args = ap.parse_args(argv)
+    if args.fewshot is not None and args.fewshot < 1:
+        print(f"--fewshot {args.fewshot}: needs at least 1", file=sys.stderr)
+        return 2
     if not dice_photos.available():
         print(f"photo sets not found under {dice_photos.photo_root()}", file=sys.stderr)
         return 2
     reader = LearnedReader(args.model)
     panels = []
     for name in ("table-test", "webcam-two", "trays-colour-test"):
-        img, count = panel(reader, name)
+        read, title = reader, ""
+        if args.fewshot:
+            source = dice_photos.FEWSHOT_SOURCES[name]
+            protos = build_prototypes(dice_photos.load_set(source), args.fewshot, seed=0,
+                                      reader=reader)
+            read, title = FewShotReader(protos, reader=reader), f" ({args.fewshot}-shot)"
+        img, count = panel(read, name, title)
         print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in count.items()))
         panels.append(img)
     row = np.hstack(panels)

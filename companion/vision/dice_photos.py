@@ -44,6 +44,9 @@ REPO = Path(__file__).resolve().parents[2]
 DEFAULT_ROOT = REPO.parent / "shared" / "datasets" / "dice-photos"
 
 HELD_ASIDE = ("table-test", "webcam-two", "trays-test", "trays-colour-test")
+# held-aside set -> the set its few shots are drawn from (few-shot figures and pictures)
+FEWSHOT_SOURCES = {"table-test": "table-val", "trays-test": "trays-val",
+                   "trays-colour-test": "trays-colour-val", "webcam-two": "webcam-white"}
 _RF = re.compile(r"^(.*?)_(?:jpg|jpeg|png)\.rf\.[0-9a-f]+\.\w+$", re.IGNORECASE)
 
 

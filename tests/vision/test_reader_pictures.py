@@ -1,5 +1,6 @@
-"""benchmarks/reader_pictures.py: the README's picture of the learned reader on held-aside
-photos counts every labelled die once (needs the shared photo sets)."""
+"""benchmarks/reader_pictures.py: the README's pictures of the learned reader and of
+few-shot profiles on held-aside photos count every labelled die once (needs the shared
+photo sets)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "reader_pictures.p
 
 @pytest.mark.skipif(not dice_photos.available() or not (MODEL_DIR / "detector.onnx").is_file(),
                     reason="photo sets or model missing")
-def test_the_picture_counts_every_labelled_die_once(tmp_path, capsys):
+@pytest.mark.parametrize("extra", [[], ["--fewshot", "3"]])
+def test_the_picture_counts_every_labelled_die_once(tmp_path, capsys, extra):
     spec = importlib.util.spec_from_file_location("reader_pictures", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     out = tmp_path / "picture.png"
-    assert module.main(["--out", str(out)]) == 0
+    assert module.main(["--out", str(out), *extra]) == 0
     picture = cv2.imread(str(out))
     assert picture is not None and picture.shape[0] == module.HEIGHT + 34
     lines = capsys.readouterr().out.splitlines()
