@@ -42,6 +42,7 @@ from companion.vision.evaluate import ManifestImage
 from companion.vision.learned import (
     EMBED_SIZE,
     EMBEDDINGS,
+    UPRIGHT_EMBEDDINGS,
     LearnedReader,
     is_fraction,
     kept_boxes,
@@ -57,9 +58,6 @@ DEFAULT_SIMILARITY, DEFAULT_MARGIN = 0.5, 0.05
 # The "members" embedding's softmax sharpness: each network's cosine similarities to the
 # faces' prototypes times this (issue 8p; 10 read validation dice surer-right than 20).
 MEMBER_SHARPNESS = 10.0
-# The embeddings whose meaning depends on which upright networks made them: a profile of
-# one records the networks (``upright_files``) and is refused by a model with others.
-NETWORK_BOUND = ("upright", "members")
 
 
 def face_scores(emb: np.ndarray, protos: np.ndarray, embedding: str) -> np.ndarray:
@@ -141,7 +139,7 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
     if len(protos) < 2:
         raise FewShotError("need labelled dice of at least two faces to calibrate")
     networks = ({"upright_files": list(reader.upright_files)}
-                if embedding in NETWORK_BOUND else {})
+                if embedding in UPRIGHT_EMBEDDINGS else {})
     return {"format": FEWSHOT_FORMAT, "shots": shots, "seed": seed, "embedding": embedding,
             **networks, "prototypes": protos, "min_similarity": sim, "min_margin": margin,
             "det_threshold": det, "det_low_threshold": low, "low_similarity": low_sim,
@@ -151,7 +149,7 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
 def _check_embedding(embedding: str, reader: LearnedReader) -> None:
     if embedding not in EMBEDDINGS:
         raise FewShotError(f"embedding {embedding!r} is not one of {', '.join(EMBEDDINGS)}")
-    if embedding != "turned" and not reader.has_upright:
+    if embedding in UPRIGHT_EMBEDDINGS and not reader.has_upright:
         raise FewShotError(f"the {embedding!r} embedding needs a model with an upright "
                            "classifier")
 
@@ -162,7 +160,7 @@ def _check_networks(data: dict, reader: LearnedReader) -> None:
     prototypes must be as long as this model's embedding."""
     embedding = data.get("embedding", "turned")
     named = data.get("upright_files")
-    if embedding in NETWORK_BOUND and named is not None and named != reader.upright_files:
+    if embedding in UPRIGHT_EMBEDDINGS and named is not None and named != reader.upright_files:
         raise FewShotError(f"the profile was built with upright classifiers {named}, this "
                            f"model has {reader.upright_files}: build it again "
                            "(companion calibrate --from-manifest)")

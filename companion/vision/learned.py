@@ -54,6 +54,9 @@ UPRIGHT = "classifier_upright.onnx"
 # network in ``upright_files`` order; the few-shot reader scores a face by each network's
 # own similarity, see ``fewshot.face_scores``).
 EMBEDDINGS = ("turned", "upright", "members")
+# The embeddings the upright classifiers make: a model needs one for them, and a few-shot
+# profile of one records which networks made it (``upright_files``).
+UPRIGHT_EMBEDDINGS = ("upright", "members")
 EMBED_SIZE = 64  # numbers in one network's embedding
 
 
@@ -243,7 +246,8 @@ class LearnedReader:
     def embeddings(self) -> tuple[str, ...]:
         """The embedding kinds this model gives ("upright" and "members" only with an
         upright classifier)."""
-        return tuple(k for k in EMBEDDINGS if k == "turned" or self.has_upright)
+        return tuple(k for k in EMBEDDINGS
+                     if k not in UPRIGHT_EMBEDDINGS or self.has_upright)
 
     def embedding_size(self, embedding: str) -> int:
         """How many numbers one die's ``embedding`` has."""
@@ -305,7 +309,7 @@ class LearnedReader:
         if embeddings is None:
             embeddings = self.embeddings
         for k in embeddings:
-            if k != "turned" and not self.has_upright:
+            if k in UPRIGHT_EMBEDDINGS and not self.has_upright:
                 raise ModelUnreadable(f"this model has no upright classifier for the "
                                       f"{k!r} embedding")
         if len(boxes) == 0:
