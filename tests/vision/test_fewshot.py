@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from learned_model import needs_model
 
 from companion.vision.fewshot import (
     MEMBER_SHARPNESS,
@@ -16,11 +17,8 @@ from companion.vision.fewshot import (
     load_fewshot,
     prototype,
 )
-from companion.vision.learned import EMBED_SIZE, MODEL_DIR, LearnedReader
+from companion.vision.learned import EMBED_SIZE
 from companion.vision.render_dice import render_dice_scene
-
-needs_model = pytest.mark.skipif(not (MODEL_DIR / "detector.onnx").is_file(),
-                                 reason="no learned model committed yet")
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -95,13 +93,6 @@ def test_a_bad_members_profile_is_refused_in_one_line(tmp_path, data, says):
         load_fewshot(tmp_path)
     assert says in str(exc.value) and "\n" not in str(exc.value)
     assert str(tmp_path / "prototypes.json") in str(exc.value)
-
-
-@pytest.fixture(scope="module")
-def reader():
-    if not (MODEL_DIR / "detector.onnx").is_file():
-        pytest.skip("no learned model committed yet")
-    return LearnedReader()
 
 
 @needs_model

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from learned_model import needs_model
 
 from companion.vision import dice_photos
 from companion.vision.evaluate import load_manifest, predicted_dice, score_image, summarise
@@ -27,15 +28,6 @@ from companion.vision.render_dice import render_dice_scene
 FROZEN_SEEDS = range(7_000_000, 7_000_012)
 
 
-needs_model = pytest.mark.skipif(not (MODEL_DIR / "detector.onnx").is_file(),
-                                 reason="no learned model committed yet")
-
-
-@pytest.fixture(scope="module")
-def reader():
-    if not (MODEL_DIR / "detector.onnx").is_file():
-        pytest.skip("no learned model committed yet")
-    return LearnedReader()
 
 
 def _score(reader, images_and_labels):
