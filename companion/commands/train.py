@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
               det_stretch=args.det_stretch, hard_photos=args.hard_photos,
               hard_share=args.hard_share, hard_dice=args.hard_dice,
               hard_weight=args.hard_weight, camera_aug=args.camera_aug,
-              ema=args.ema)
+              ema=args.ema, area_crops=args.area_crops)
     except (InitUnusable, ModelUnreadable) as exc:
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -157,6 +157,11 @@ def register(subparsers) -> None:
                    help="classifiers: export the running average of the weights (and batch "
                         "norm statistics) taken each step with this decay, e.g. 0.999 (0: "
                         "the last weights, as before)")
+    p.add_argument("--area-crops", action="store_true",
+                   help="classifiers: crops of large dice are shrunk with an area filter "
+                        "(each crop pixel the mean of the photo pixels it covers) instead "
+                        "of sampled, and the network file says so: the reader then cuts "
+                        "its crops the same way")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune each part from DIR's model at a lower rate: its .pt file, "

@@ -32,6 +32,7 @@ import cv2
 import numpy as np
 
 from companion.vision.learned_model import (
+    CROP_FILTER_KEY,
     CROP_SPAN,
     NOT_A_DIE,
     crop,
@@ -46,7 +47,8 @@ FACES = ("1", "2", "3", "4", "5", "6")
 DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": None,
             "low_face_threshold": 1.0, "det_size": 416,
             "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32,
-            "upright_weight": 0.0, "keep_nested": True, "upright_files": None}
+            "upright_weight": 0.0, "keep_nested": True, "upright_files": None,
+            "area_crops": []}
 UPRIGHT = "classifier_upright.onnx"
 # Which embedding few-shot prototypes are made of: the turned classifier's (trained at any
 # rotation), the upright classifiers' mean (trained keeping the photo's up; issue 8k), or
@@ -95,6 +97,11 @@ def _read_meta(path: Path) -> dict:
             isinstance(f, str) and f and Path(f).name == f for f in files)):
         raise ModelUnreadable(f"{path}: key 'upright_files' must be a list of file names "
                               f"in the model folder, not {files!r}")
+    area = meta["area_crops"]
+    if not isinstance(area, list) or not all(isinstance(f, str) and f and Path(f).name == f
+                                             for f in area):
+        raise ModelUnreadable(f"{path}: key 'area_crops' must be a list of classifier file "
+                              f"names in the model folder, not {area!r}")
     table = meta.get("fewshot") or {}
     try:
         # [similarity, margin] (the turned embedding) or, since issue 8k, [similarity,
@@ -167,7 +174,8 @@ class LearnedReader:
     def __init__(self, model_dir: str | Path | None = None, *, threads: int = 1,
                  det_threshold: float | None = None, face_threshold: float | None = None,
                  det_size: int | None = None, backend: str = "auto",
-                 upright_files: list[str] | None = None) -> None:
+                 upright_files: list[str] | None = None,
+                 area_crops: list[str] | None = None) -> None:
         d = Path(model_dir) if model_dir else MODEL_DIR
         det, cls = d / "detector.onnx", d / "classifier.onnx"
         if not det.is_file() or not cls.is_file():
@@ -209,6 +217,12 @@ class LearnedReader:
         self.upright_files = [u.name for u in ups]
         self.upright_weight = float(meta["upright_weight"]) if ups else 0.0
         self.crop_size = int(meta["crop"])  # the classifier's input side (px)
+        # Networks trained on area-shrunk crops (issue 8q, reader.json ``area_crops``) are
+        # given crops cut that way (``learned_model.crop``); the others sampled ones.
+        area = set(meta["area_crops"] if area_crops is None else area_crops)
+        self.area_crops = sorted(area & {cls.name, *self.upright_files})
+        self._turned_area = cls.name in area
+        self._up_area = [u.name in area for u in ups]
         self.backend = backend
         if backend in ("auto", "onnxruntime"):
             try:
@@ -316,14 +330,14 @@ class LearnedReader:
             return (np.zeros((0, 7), np.float32),
                     {k: np.zeros((0, self.embedding_size(k)), np.float32)
                      for k in embeddings})
-        crops = self._crops(image, boxes)
+        cuts = _Cuts(self, image, boxes)
         embs: dict[str, np.ndarray] = {}
         turned = up = None
         if "turned" in embeddings or self.upright_weight < 1.0:
-            turned, embs["turned"] = self._turned_read(crops)
+            turned, embs["turned"] = self._turned_read(cuts)
         if self.has_upright and ("upright" in embeddings or "members" in embeddings
                                  or self.upright_weight > 0):
-            up, embs["upright"], embs["members"] = self._upright_embedded(crops)
+            up, embs["upright"], embs["members"] = self._upright_embedded(cuts)
         if turned is None:  # the upright classifiers carry all the weight
             probs = up
         else:
@@ -337,14 +351,15 @@ class LearnedReader:
         and the model has one) the upright classifier's probabilities, else None."""
         if len(boxes) == 0:
             return np.zeros((0, 7), np.float32), np.zeros((0, 64), np.float32), None
-        crops = self._crops(image, boxes)
-        probs, emb = self._turned_read(crops)
-        up = self._upright(crops) if upright and self.has_upright else None
+        cuts = _Cuts(self, image, boxes)
+        probs, emb = self._turned_read(cuts)
+        up = self._upright(cuts) if upright and self.has_upright else None
         return probs, emb, up
 
-    def _turned_read(self, crops: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    def _turned_read(self, cuts: _Cuts) -> tuple[np.ndarray, np.ndarray]:
         """The turned classifier's probabilities and unit embeddings, each the mean over
         the test-time views (``views``)."""
+        crops = cuts(self._turned_area)
         n = len(crops)
         views = list(crops)
         for v in range(1, self.views):
@@ -361,21 +376,22 @@ class LearnedReader:
         only gives the few-shot embedding, which reading faces does not use)."""
         return self.classify_all(image, boxes, ())[0]
 
-    def _crops(self, image: np.ndarray, boxes) -> list[np.ndarray]:
+    def _crops(self, image: np.ndarray, boxes, area: bool = False) -> list[np.ndarray]:
         return [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
-                     max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN, size=self.crop_size)
+                     max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN, size=self.crop_size,
+                     area=area)
                 for b in boxes]
 
-    def _upright(self, crops: list[np.ndarray]) -> np.ndarray:
+    def _upright(self, cuts: _Cuts) -> np.ndarray:
         """The upright classifiers' probabilities, averaged."""
-        return self._upright_embedded(crops)[0]
+        return self._upright_embedded(cuts)[0]
 
-    def _upright_embedded(self, crops: list[np.ndarray]
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _upright_embedded(self, cuts: _Cuts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The upright classifiers' probabilities, averaged; the mean of their unit
         embeddings, made a unit again; and their unit embeddings side by side."""
-        blob = crops_blob(crops)
-        outs = [self._forward(net, blob) for net in self._up_nets]
+        blobs = {area: crops_blob(cuts(area)) for area in set(self._up_area)}
+        outs = [self._forward(net, blobs[area])
+                for net, area in zip(self._up_nets, self._up_area, strict=True)]
         probs = np.mean([_softmax(logits) for logits, _ in outs], axis=0)
         units = [_unit(e) for _, e in outs]
         return probs, _unit(np.mean(units, axis=0)), np.concatenate(units, axis=1)
@@ -395,6 +411,20 @@ class LearnedReader:
             probs = self.face_probabilities(image, boxes)
         return readings_from(boxes, probs, self.face_threshold, self.keeps,
                              self.keep_nested)
+
+
+class _Cuts:
+    """One frame's crops of some boxes for a reader's classifiers: sampled, or (``area``)
+    area-shrunk, each kind cut once, when a network first asks for it."""
+
+    def __init__(self, reader: LearnedReader, image: np.ndarray, boxes) -> None:
+        self._reader, self._image, self._boxes = reader, image, boxes
+        self._made: dict[bool, list[np.ndarray]] = {}
+
+    def __call__(self, area: bool) -> list[np.ndarray]:
+        if area not in self._made:
+            self._made[area] = self._reader._crops(self._image, self._boxes, area)
+        return self._made[area]
 
 
 def mix_upright(probs: np.ndarray, upright: np.ndarray | None, weight: float) -> np.ndarray:
@@ -498,8 +528,10 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
 
-    reader = LearnedReader(model_dir, det_threshold=0.1,
-                           upright_files=upright_members(model_dir))
+    members = upright_members(model_dir)
+    reader = LearnedReader(model_dir, det_threshold=0.1, upright_files=members,
+                           area_crops=area_networks(model_dir,
+                                                    ["classifier.onnx", *(members or [])]))
     mixes = upright_weights if reader.has_upright else (0.0,)
     val = []
     for name in val_sets or dice_photos.VAL_SETS:
@@ -566,10 +598,33 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     return {"det_threshold": dt, "face_threshold": ft, "det_low_threshold": low,
             "low_face_threshold": lf, "det_size": size, "views": nviews,
             "upright_weight": mix, "keep_nested": nested,
-            "upright_files": reader.upright_files or None,
+            "upright_files": reader.upright_files or None, "area_crops": reader.area_crops,
             "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                     "end_to_end": round(s.end_to_end, 4),
                     "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}
+
+
+def area_networks(model_dir: str | Path, files: list[str]) -> list[str]:
+    """Which of ``files`` (classifiers in ``model_dir``; those not there are passed over)
+    were trained on area-shrunk crops, as their ONNX metadata says
+    (``CROP_FILTER_KEY``, written by ``train_reader._export_cls``)."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+
+    def session(p: str) -> Any:
+        return ort.InferenceSession(p, so, providers=["CPUExecutionProvider"])
+
+    out = []
+    for name in files:
+        path = Path(model_dir) / name
+        if not path.is_file():
+            continue
+        meta = _load(path, session).get_modelmeta()
+        if meta.custom_metadata_map.get(CROP_FILTER_KEY) == "area":
+            out.append(name)
+    return out
 
 
 def upright_members(model_dir: str | Path) -> list[str] | None:

@@ -10,6 +10,8 @@ embedding (for few-shot symbol calibration). numpy + OpenCV only here.
 
 from __future__ import annotations
 
+import math
+
 import cv2
 import numpy as np
 
@@ -19,6 +21,9 @@ CROP = 48
 CROP_SPAN = 1.3
 NOT_A_DIE = 6
 PAD_VALUE = 114
+# ONNX metadata a classifier file may carry: "area" when it was trained on area-shrunk
+# crops (``crop(area=True)``; issue 8q), so the reader must cut its crops that way.
+CROP_FILTER_KEY = "crop_filter"
 
 
 def letterbox(image: np.ndarray, size: int = DET_SIZE) -> tuple[np.ndarray, float]:
@@ -64,10 +69,31 @@ def decode(hm: np.ndarray, wh: np.ndarray, scale: float, threshold: float,
 
 
 def crop(image: np.ndarray, cx: float, cy: float, side: float, angle: float = 0.0,
-         size: int = CROP) -> np.ndarray:
+         size: int = CROP, area: bool = False) -> np.ndarray:
     """A size x size BGR crop centred on (cx, cy) spanning ``side`` frame pixels, turned
-    by ``angle`` degrees; outside the frame is replicated border."""
+    by ``angle`` degrees; outside the frame is replicated border.
+
+    Shrinking, ``warpAffine`` samples the frame bilinearly (it has no area filter), so a
+    large die's pips and a noisy sensor's dots alias. ``area``: the die's neighbourhood is
+    first shrunk with ``cv2.INTER_AREA`` (each crop pixel the mean of the frame pixels it
+    covers), then cut and turned at that scale. Off: the crops every network before
+    issue 8q was trained on."""
     s = size / max(side, 1.0)
+    if area and s < 1:
+        reach = int(math.ceil(side * 0.75)) + 2  # the turned square's corners and a margin
+        x0, y0 = int(math.floor(cx)) - reach, int(math.floor(cy)) - reach
+        h, w = image.shape[:2]
+        part = image[max(0, y0):max(0, min(h, y0 + 2 * reach)),
+                     max(0, x0):max(0, min(w, x0 + 2 * reach))]
+        if part.size:
+            top, left = max(0, y0) - y0, max(0, x0) - x0
+            part = cv2.copyMakeBorder(part, top, 2 * reach - top - part.shape[0], left,
+                                      2 * reach - left - part.shape[1], cv2.BORDER_REPLICATE)
+            small_side = max(1, round(2 * reach * s))
+            f = small_side / (2 * reach)
+            part = cv2.resize(part, (small_side, small_side), interpolation=cv2.INTER_AREA)
+            return crop(part, (cx - x0 + 0.5) * f - 0.5, (cy - y0 + 0.5) * f - 0.5,
+                        side * f, angle, size)
     m = cv2.getRotationMatrix2D((cx, cy), angle, s)
     m[0, 2] += size / 2 - cx
     m[1, 2] += size / 2 - cy

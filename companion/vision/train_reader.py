@@ -30,6 +30,7 @@ from torch import nn
 from companion.vision import dice_photos
 from companion.vision.learned_model import (
     CROP,
+    CROP_FILTER_KEY,
     CROP_SPAN,
     DET_SIZE,
     NOT_A_DIE,
@@ -347,7 +348,8 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                  upright: bool = False, small_weight: int = 1,
                  false_peaks: np.ndarray | None = None, part_share: float = 0.0,
                  die_boxes: np.ndarray | None = None, hard: np.ndarray | None = None,
-                 hard_weight: int = 1) -> tuple[list[np.ndarray], list[int]]:
+                 hard_weight: int = 1, area: bool = False
+                 ) -> tuple[list[np.ndarray], list[int]]:
     """Jittered crops of each die and of table with no die. Turned any way, or (upright)
     only a little and mirrored half the time: a photo's up stays up, so in an oblique view
     the top face stays the one above the sides. A die under ``SMALL_DIE`` px gives
@@ -358,7 +360,8 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
     corner looks. ``die_boxes`` (rows x0, y0, x1, y1, die index: a detector's boxes on
     the dice) centre half of a die's crops on one of its detector boxes instead, as the
     reader crops it at run time. A die marked in ``hard`` (``mine_hard_dice``: a model
-    read it wrong or unsure) gives ``hard_weight`` times as many crops."""
+    read it wrong or unsure) gives ``hard_weight`` times as many crops. ``area``: every
+    crop is shrunk with an area filter (``learned_model.crop``)."""
     out, labels = [], []
 
     def angle() -> float:
@@ -387,14 +390,14 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                 side = side0 * CROP_SPAN * rng.uniform(0.8, 1.3)
                 cx = (x0 + x1) / 2 + rng.normal(0, 0.06) * side0
                 cy = (y0 + y1) / 2 + rng.normal(0, 0.06) * side0
-            out.append(maybe_mirror(crop(img, cx, cy, side, angle())))
+            out.append(maybe_mirror(crop(img, cx, cy, side, angle(), area=area)))
             labels.append(int(face) - 1)
         if part_share and rng.random() < part_share:
             away, turn = side0 * rng.uniform(0.33, 0.67), rng.uniform(0, 2 * math.pi)
             out.append(maybe_mirror(crop(img, (x0 + x1) / 2 + away * math.cos(turn),
                                          (y0 + y1) / 2 + away * math.sin(turn),
                                          side0 * CROP_SPAN * rng.uniform(0.33, 0.67),
-                                         angle())))
+                                         angle(), area=area)))
             labels.append(NOT_A_DIE)
     for x0, y0, x1, y1 in false_peaks if false_peaks is not None else ():
         side0 = max(x1 - x0, y1 - y0)
@@ -402,7 +405,7 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
             side = side0 * CROP_SPAN * rng.uniform(0.8, 1.3)
             out.append(maybe_mirror(crop(img, (x0 + x1) / 2 + rng.normal(0, 0.06) * side0,
                                          (y0 + y1) / 2 + rng.normal(0, 0.06) * side0,
-                                         side, angle())))
+                                         side, angle(), area=area)))
             labels.append(NOT_A_DIE)
     sizes = [max(b[2] - b[0], b[3] - b[1]) for b in boxes] or [w / 10]
     for _ in range(backgrounds):
@@ -412,7 +415,7 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
         if any(abs(cx - (b[0] + b[2]) / 2) < side * 0.45 and abs(cy - (b[1] + b[3]) / 2)
                < side * 0.45 for b in boxes):
             continue
-        out.append(maybe_mirror(crop(img, cx, cy, side, angle())))
+        out.append(maybe_mirror(crop(img, cx, cy, side, angle(), area=area)))
         labels.append(NOT_A_DIE)
     return out, labels
 
@@ -653,9 +656,12 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      log, init: Path | None = None, width: float = 1.0,
                      upright: bool = False, small_weight: int = 1,
                      part_share: float = 0.0, hard_weight: int = 1,
-                     camera_aug: bool = False, ema: float = 0.0) -> Classifier:
+                     camera_aug: bool = False, ema: float = 0.0,
+                     area_crops: bool = False) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
-    ``camera_aug``: crops also get ``_camera_augment``'s draws. ``ema`` (a decay above 0):
+    ``camera_aug``: crops also get ``_camera_augment``'s draws. ``area_crops``: crops are
+    shrunk with an area filter (``learned_model.crop``), as the reader must then cut them
+    for this network; the random draws are the same either way. ``ema`` (a decay above 0):
     the network returned is the running average of the weights and batch norm statistics
     after each step (``torch.optim.swa_utils``), not the last ones; the steps themselves
     and their random draws are the same either way.
@@ -695,7 +701,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                                   false_peaks=peaks[i] if peaks else None,
                                   part_share=part_share,
                                   die_boxes=on_dice[i] if on_dice else None,
-                                  hard=hard[i] if hard else None, hard_weight=hard_weight)
+                                  hard=hard[i] if hard else None, hard_weight=hard_weight,
+                                  area=area_crops)
             pool.extend(zip(cs, ls, strict=True))
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
@@ -729,13 +736,24 @@ def _export_det(det: Detector, out: Path) -> None:
     store_half(out / "detector.onnx")
 
 
-def _export_cls(cls: Classifier, out: Path, name: str = "classifier") -> None:
+def _export_cls(cls: Classifier, out: Path, name: str = "classifier",
+                area_crops: bool = False) -> None:
+    """The classifier as ONNX (weights at half precision). ``area_crops``: the file says
+    so in its metadata (``crop_filter``: ``area``), where tuning reads it
+    (``learned.area_networks``)."""
     out.mkdir(parents=True, exist_ok=True)
     torch.onnx.export(cls, torch.zeros(1, 3, CROP, CROP), str(out / f"{name}.onnx"),
                       input_names=["crops"], output_names=["logits", "embedding"],
                       dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"},
                                     "embedding": {0: "n"}}, **_ONNX)
     store_half(out / f"{name}.onnx")
+    if area_crops:
+        import onnx
+
+        model = onnx.load(str(out / f"{name}.onnx"))
+        onnx.helper.set_model_props(model, {CROP_FILTER_KEY: "area"})
+        onnx.save(model, str(out / f"{name}.onnx"))
+
 
 
 DET_BATCH, DET_CROP, CLS_BATCH = 16, 256, 96
@@ -757,7 +775,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           tune_views: tuple[int, ...] = (1, 4), det_stretch: float = 1.0,
           hard_photos: str | Path | None = None, hard_share: float = 0.3,
           hard_dice: str | Path | None = None, hard_weight: int = 3,
-          camera_aug: bool = False, ema: float = 0.0) -> Path:
+          camera_aug: bool = False, ema: float = 0.0, area_crops: bool = False) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -783,7 +801,9 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     (``mine_hard_dice``) give those dice ``hard_weight`` times as many classifier crops.
     ``camera_aug``: the classifiers' crops are also squeezed, dotted and JPEG-encoded
     (``_camera_augment``). ``ema``: the classifiers exported are the running average of
-    their weights with this decay (``train_classifier``; 0: the last weights)."""
+    their weights with this decay (``train_classifier``; 0: the last weights).
+    ``area_crops``: the classifiers learn from area-shrunk crops and their files say so
+    (``learned_model.crop``, ``learned.area_networks``); tuning has the reader cut theirs so."""
     out = Path(out)
     split = dice_photos.resolve_split(out, val_tenths, webcam_val)
     train_sets, val_sets = dice_photos.SPLITS[split]
@@ -837,8 +857,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                width=cls_width, upright=upright, small_weight=small_weight,
                                part_share=part_negatives,
                                hard_weight=hard_weight if hard_dice else 1,
-                               camera_aug=camera_aug, ema=ema)
-        _export_cls(cls, out, name)
+                               camera_aug=camera_aug, ema=ema, area_crops=area_crops)
+        _export_cls(cls, out, name, area_crops)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")
     if "tune" not in parts:
@@ -861,7 +881,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "hard_share": hard_share if hard_photos else 0.0,
                  "hard_dice": str(hard_dice) if hard_dice else None,
                  "hard_weight": hard_weight if hard_dice else 1,
-                 "camera_aug": camera_aug, "ema": ema,
+                 "camera_aug": camera_aug, "ema": ema, "area_crops_trained": area_crops,
                  "tune_sizes": list(tune_sizes), "tune_views": list(tune_views),
                  "rendered": rendered, "train_sets": list(train_sets),
                  "val_sets": list(val_sets)})

@@ -63,8 +63,10 @@ def test_webcam_val_on_a_folder_trained_without_it_is_one_line(tmp_path, capsys)
         "not --val-tenths 1 --webcam-val")
 
 
-@pytest.mark.parametrize("extra, want", [([], False), (["--camera-aug"], True)])
-def test_camera_aug_reaches_training(tmp_path, monkeypatch, extra, want):
+@pytest.mark.parametrize("key, extra, want", [
+    ("camera_aug", [], False), ("camera_aug", ["--camera-aug"], True),
+    ("area_crops", [], False), ("area_crops", ["--area-crops"], True)])
+def test_classifier_crop_options_reach_training(tmp_path, monkeypatch, key, extra, want):
     pytest.importorskip("torch")
     from companion.vision import train_reader
 
@@ -75,4 +77,4 @@ def test_camera_aug_reaches_training(tmp_path, monkeypatch, extra, want):
     (photos / "labels_test.csv").write_text("")
     assert main(["train", "--out", str(tmp_path / "run"), "--photos",
                  str(tmp_path / "photos"), "--part", "cls-upright", *extra]) == 0
-    assert seen["camera_aug"] is want
+    assert seen[key] is want

@@ -605,6 +605,50 @@ def test_several_upright_classifiers_named_in_reader_json_are_averaged(tmp_path)
 
 
 @needs_model
+def test_a_network_named_in_area_crops_reads_area_shrunk_crops(tmp_path):
+    """reader.json ``area_crops`` (issue 8q): the networks it names are given crops shrunk
+    with an area filter, as they were trained; the others sampled crops as before."""
+    import shutil
+
+    from companion.vision.learned import _softmax, crops_blob
+
+    d = _model_copy(tmp_path, upright_weight=1.0, views=1)
+    shutil.copy(MODEL_DIR / "classifier_upright.onnx", d / "classifier_upright.onnx")
+    shutil.copy(MODEL_DIR / "classifier_upright_a4.onnx", d / "classifier_upright_b.onnx")
+    files = ["classifier_upright.onnx", "classifier_upright_b.onnx"]
+    image, dice = render_dice_scene(7_000_011)
+    boxes = [die.box for die in dice]
+    assert max(max(b[2] - b[0], b[3] - b[1]) for b in boxes) * 1.3 > 60  # some shrink
+    plain = LearnedReader(d, upright_files=files)
+    assert plain.area_crops == []
+    mixed = LearnedReader(d, upright_files=files, area_crops=["classifier_upright_b.onnx"])
+    assert mixed.area_crops == ["classifier_upright_b.onnx"]
+    got = mixed.classify_both(image, boxes, upright=True)[2]
+    nets = mixed._up_nets
+    want = (_softmax(mixed._forward(nets[0], crops_blob(mixed._crops(image, boxes)))[0])
+            + _softmax(mixed._forward(nets[1], crops_blob(mixed._crops(image, boxes,
+                                                                        area=True)))[0])) / 2
+    assert np.allclose(got, want, atol=1e-6)
+    assert not np.allclose(got, plain.classify_both(image, boxes, upright=True)[2],
+                           atol=1e-4)
+    # reader.json's key is what a reader reads; a name of no network of it is passed over
+    meta = json.loads((d / "reader.json").read_text())
+    meta.update(upright_files=files, area_crops=["classifier_upright_b.onnx", "gone.onnx"])
+    (d / "reader.json").write_text(json.dumps(meta))
+    assert LearnedReader(d).area_crops == ["classifier_upright_b.onnx"]
+    assert np.allclose(LearnedReader(d).classify_both(image, boxes, upright=True)[2], got)
+
+
+@needs_model
+def test_the_committed_model_cuts_every_crop_as_its_networks_were_trained(reader):
+    from companion.vision.learned import MODEL_DIR as committed
+    from companion.vision.learned import area_networks
+
+    files = ["classifier.onnx", *reader.upright_files]
+    assert reader.area_crops == area_networks(committed, files)
+
+
+@needs_model
 def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path):
     from companion.vision.learned import ModelUnreadable
 
@@ -621,6 +665,9 @@ def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path)
     ('{"upright_files": []}', "'upright_files' must be a list"),
     ('{"upright_files": ["../elsewhere/x.onnx"]}', "'upright_files' must be a list"),
     ('{"upright_files": [3]}', "'upright_files' must be a list"),
+    ('{"area_crops": "classifier.onnx"}', "'area_crops' must be a list"),
+    ('{"area_crops": ["../x.onnx"]}', "'area_crops' must be a list"),
+    ('{"area_crops": [null]}', "'area_crops' must be a list"),
     ("{not json", "cannot read"),
     ("[1, 2]", "expected a JSON object"),
     ('{"upright_weight": "half"}', "'upright_weight' must be a number"),

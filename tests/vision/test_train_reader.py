@@ -525,3 +525,45 @@ def test_ema_returns_the_running_average_of_the_same_steps(monkeypatch):
     for k in moved:
         torch.testing.assert_close(averaged[k], 0.75 * one[k] + 0.25 * two[k])
     assert run(2, ema=0.0).keys() == two.keys()
+
+
+def test_area_crops_draw_the_same_samples_cut_with_an_area_filter():
+    from companion.vision.learned_model import crop
+
+    img = np.random.default_rng(2).integers(0, 256, (300, 300, 3), dtype=np.uint8)
+    boxes = np.array([[20, 20, 120, 120], [150, 160, 260, 270]], np.float32)  # big dice
+    faces = np.array([3, 6])
+    kw = {"per_die": 2, "backgrounds": 2, "upright": True, "part_share": 1.0,
+          "false_peaks": np.array([[200, 20, 290, 110]], np.float32)}
+    ra, rb = np.random.default_rng(9), np.random.default_rng(9)
+    plain, plain_labels = T._cls_samples(img, boxes, faces, ra, **kw)
+    area, area_labels = T._cls_samples(img, boxes, faces, rb, area=True, **kw)
+    assert plain_labels == area_labels and ra.random() == rb.random()  # the same draws
+    assert all(a.shape == p.shape for a, p in zip(area, plain, strict=True))
+    assert all(not np.array_equal(a, p) for a, p in zip(area, plain, strict=True))
+    # the first crop is the first die's: the same cut with the filter
+    again = np.random.default_rng(9)
+    side = 100 * T.CROP_SPAN * again.uniform(0.8, 1.3)
+    cx, cy = 70 + again.normal(0, 0.06) * 100, 70 + again.normal(0, 0.06) * 100
+    angle = float(again.normal(0, T.UPRIGHT_TURN))
+    want = crop(img, cx, cy, side, angle, area=True)
+    if again.random() < 0.5:
+        want = np.ascontiguousarray(want[:, ::-1])
+    assert np.array_equal(area[0], want)
+
+
+def test_a_classifier_trained_on_area_crops_says_so_in_its_file(tmp_path):
+    from companion.vision.learned import area_networks
+
+    torch.manual_seed(0)
+    model = T.Classifier()
+    model.eval()
+    T._export_cls(model, tmp_path, "classifier_upright", area_crops=True)
+    T._export_cls(model, tmp_path, "classifier_upright_b")
+    files = ["classifier_upright.onnx", "classifier_upright_b.onnx", "missing.onnx"]
+    assert area_networks(tmp_path, files) == ["classifier_upright.onnx"]
+    # the mark changes nothing the network computes
+    x = np.random.default_rng(1).random((2, 3, T.CROP, T.CROP), dtype=np.float32)
+    a, b = (ort.InferenceSession(str(tmp_path / f)).run(None, {"crops": x})[0]
+            for f in files[:2])
+    assert np.array_equal(a, b)
