@@ -245,6 +245,13 @@ class LearnedReader:
                 self._det_s = session(det)
                 self._cls_s = session(cls)
                 self._up_nets = [session(u) for u in ups]
+                for path, net in ((cls, self._cls_s), *zip(ups, self._up_nets, strict=True)):
+                    marked = net.get_modelmeta().custom_metadata_map.get(CROP_FILTER_KEY)
+                    if marked == "area" and path.name not in area:
+                        raise ModelUnreadable(
+                            f"{d / 'reader.json'}: {path.name} was trained on area-shrunk "
+                            "crops but key 'area_crops' does not name it: tune the folder "
+                            "again (companion train --part tune) or add it")
                 shape = self._cls_s.get_inputs()[0].shape
                 if isinstance(shape[-1], int):  # the network's own input side wins
                     self.crop_size = shape[-1]

@@ -927,3 +927,25 @@ def test_tune_fewshot_adds_a_faint_box_rule_when_it_reads_more(webcam_tuning_set
                                  val_sets=("webcam-val",), dets=(0.4,), lows=(0.3,),
                                  low_sims=(1.0,))
     assert len(never["3"]) == 4 and never["3"][3] == 0.4
+
+
+@needs_model
+def test_a_network_trained_on_area_crops_but_not_named_is_one_line(tmp_path):
+    """A network whose file says it learned from area-shrunk crops (ONNX metadata, see
+    train_reader._export_cls) would read sampled crops worse than it was measured: a model
+    folder naming it in ``upright_files`` but not in ``area_crops`` is refused."""
+    onnx = pytest.importorskip("onnx")
+    from companion.vision.learned import ModelUnreadable
+    from companion.vision.learned_model import CROP_FILTER_KEY
+
+    d = _model_copy(tmp_path, upright_files=["classifier_upright.onnx"])
+    model = onnx.load(str(MODEL_DIR / "classifier_upright.onnx"))
+    onnx.helper.set_model_props(model, {CROP_FILTER_KEY: "area"})
+    onnx.save(model, str(d / "classifier_upright.onnx"))
+    with pytest.raises(ModelUnreadable) as exc:
+        LearnedReader(d)
+    message = str(exc.value)
+    assert "classifier_upright.onnx was trained on area-shrunk crops" in message
+    assert "'area_crops'" in message and "\n" not in message
+    assert LearnedReader(d, area_crops=["classifier_upright.onnx"]).area_crops == [
+        "classifier_upright.onnx"]
