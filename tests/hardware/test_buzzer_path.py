@@ -29,7 +29,9 @@ from companion.table_builder import ButtonParts, TableBuilder
 US = 1_000
 MS = 1_000_000
 S = 1_000_000_000
-T = 86_400 * S + 123_456_789  # stamps at about a day of uptime
+# Presses are stamped a day after this module loads, so always after Go!, which the loop
+# stamps on the live clock: a fixed stamp fails as a false start on a machine up longer.
+T = time.monotonic_ns() + 86_400 * S + 123_456_789
 PINS = (17, 27, 22, 23)
 COP = 0
 GAPS_NS = [1 * US, 10 * US, 49 * US, 51 * US, 100 * US, 1 * MS, 4_900 * US, 10 * MS]
