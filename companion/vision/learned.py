@@ -581,16 +581,19 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                             matched = len(confs)
                             precision = matched / predicted if predicted else 0.0
                             false_share = (predicted - matched) / labelled
-                            key = (round(correct / labelled - wrong_cost * (wrong / labelled)
-                                         - false_cost * false_share, 3), precision, -nviews,
-                                   -size, -mix, nested)
+                            objective = (correct / labelled - wrong_cost * (wrong / labelled)
+                                         - false_cost * false_share)
+                            key = (round(objective, 3), precision, -nviews, -size, -mix,
+                                   nested)
                             if best is None or key > best[0]:
                                 best = (key, (dt, ft, low, lf, mix, nested), size, nviews,
-                                        cache, correct / labelled, wrong / labelled)
+                                        cache, correct / labelled, wrong / labelled,
+                                        objective)
         (dt, ft, *_), bsize, bviews = best[1], best[2], best[3]
         log(f"val at det_size {size} views {nviews}: best so far det {dt} face {ft} "
-            f"size {bsize} views {bviews} end-to-end {best[5]:.4f} wrong {best[6]:.4f}")
-    _, (dt, ft, low, lf, mix, nested), size, nviews, cache, _, _ = best
+            f"size {bsize} views {bviews} end-to-end {best[5]:.4f} wrong {best[6]:.4f} "
+            f"objective {best[7]:.4f}")
+    _, (dt, ft, low, lf, mix, nested), size, nviews, cache, _, _, _ = best
     reader.det_threshold, reader.det_low_threshold = dt, low
     reader.low_face_threshold = lf
     scores = [score_image(predicted_dice(readings_from(
