@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/reader_accuracy.py --fewshot  # + few-shot N = 1, 3, 10
     .venv/bin/python benchmarks/reader_accuracy.py --sets table-val trays-val  # validation
 .venv/bin/python benchmarks/reader_accuracy.py --misses --no-pips  # where the loss is
+    .venv/bin/python benchmarks/reader_accuracy.py --intervals --no-pips  # how sure
 
 Held-aside sets (never trained or tuned on; see companion/vision/dice_photos.py):
 table-test (table-mixed-d6/labels_test.csv), webcam-two (webcam-two-d6, whole),
@@ -98,6 +99,8 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=3, help="few-shot draws per N")
     ap.add_argument("--misses", action="store_true",
                     help="also where the learned reader loses each die")
+    ap.add_argument("--intervals", action="store_true",
+                    help="also 95%% intervals (bootstrap over source photos)")
     ap.add_argument("--backends", action="store_true",
                     help="also time OpenCV DNN against ONNX Runtime")
     args = ap.parse_args()
@@ -115,12 +118,30 @@ def main() -> int:
     print("| set | reader | dice | precision | recall | face acc. | end-to-end | unknown | "
           "conf. wrong | ms/image |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    results = []
     for name in args.sets:
         items = dice_photos.load_set(name)
         readers = [("learned", learned)] + ([] if args.no_pips else [("pips", read_pip_dice)])
         for rname, reader in readers:
             res = evaluate_manifest(items, reader=reader)
+            results.append((name, rname, res))
             print(row(name, rname, res.summary), flush=True)
+
+    if args.intervals:
+        from companion.vision.intervals import bootstrap_intervals
+
+        print("\n95% intervals (1,000 draws of the set's source photos, with replacement; "
+              "augmented copies of a photo are drawn together):")
+        print("| set | reader | source photos | end-to-end | conf. wrong | precision | recall |")
+        print("|---|---|---|---|---|---|---|")
+        for name, rname, res in results:
+            groups = [dice_photos.source_of(k) for k, _ in res.image_scores]
+            ci = bootstrap_intervals([s for _, s in res.image_scores], groups)
+            s = res.summary
+            print(f"| {name} | {rname} | {len(set(groups))} | {s.end_to_end:.1%} "
+                  f"({ci['end_to_end']}) | {s.wrong_share:.2%} ({ci['wrong_confident'].low:.2%}"
+                  f"-{ci['wrong_confident'].high:.2%}) | {s.precision:.1%} ({ci['precision']}) | "
+                  f"{s.recall:.1%} ({ci['recall']}) |", flush=True)
 
     if args.misses:
         print("\nwhere the learned reader loses dice (share of labelled dice):")

@@ -21,10 +21,11 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from companion.vision.evaluate import (
+    ImageScore,
     ManifestError,
     ManifestImage,
     PredictedDie,
@@ -44,6 +45,8 @@ class EvalResult:
     summary: Summary
     unreadable: list[str]
     predictions: list[tuple[str, PredictedDie]]
+    # each read photo's manifest key and score, in order (``intervals.bootstrap_intervals``)
+    image_scores: list[tuple[str, ImageScore]] = field(default_factory=list)
 
 
 def evaluate_manifest(
@@ -59,7 +62,7 @@ def evaluate_manifest(
         from companion.vision.pips import read_pip_dice
 
         reader = read_pip_dice
-    scores, times, unreadable, faces = [], [], [], []
+    scores, times, unreadable, faces, keys = [], [], [], [], []
     predictions: list[tuple[str, PredictedDie]] = []
     for item in manifest:
         try:
@@ -75,8 +78,10 @@ def evaluate_manifest(
         preds = predicted_dice(readings)
         predictions.extend((item.key, p) for p in preds)
         scores.append(score_image(preds, item.dice))
+        keys.append(item.key)
         faces.extend(d.face for d in item.dice)
-    return EvalResult(summarise(scores, times, faces), unreadable, predictions)
+    return EvalResult(summarise(scores, times, faces), unreadable, predictions,
+                      list(zip(keys, scores, strict=True)))
 
 
 def write_predictions(path: Path, predictions: list[tuple[str, PredictedDie]]) -> None:

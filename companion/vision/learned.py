@@ -534,19 +534,21 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     from companion.vision import dice_photos
     from companion.vision.evaluate import predicted_dice, score_image, summarise
     from companion.vision.frames import FrameUnreadable, load_image
+    from companion.vision.intervals import bootstrap_intervals
 
     members = upright_members(model_dir)
     reader = LearnedReader(model_dir, det_threshold=0.1, upright_files=members,
                            area_crops=area_networks(model_dir,
                                                     ["classifier.onnx", *(members or [])]))
     mixes = upright_weights if reader.has_upright else (0.0,)
-    val = []
+    val, groups = [], []  # groups: each photo's set and source photo (for the interval)
     for name in val_sets or dice_photos.VAL_SETS:
         for m in dice_photos.load_set(name, root):
             try:
                 val.append((load_image(m.path), m.dice))
             except FrameUnreadable:
                 continue
+            groups.append(f"{name}/{dice_photos.source_of(m.key)}")
     labelled = max(1, sum(len(dice) for _, dice in val))
     best = None
     for size, nviews in ((z, v) for v in views for z in sizes):
@@ -600,11 +602,14 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
         boxes, mix_upright(probs, upright, mix), ft, reader.keeps, nested)), dice)
         for boxes, probs, upright, dice in cache]
     s = summarise(scores, [], [d.face for _, _, _, dice in cache for d in dice])
+    spread = bootstrap_intervals(scores, groups)["objective"]
     log(f"val: det_size {size} views {nviews} upright_weight {mix} keep_nested {nested} "
         f"det_threshold {dt} "
         f"face_threshold {ft} det_low_threshold {low} low_face_threshold {lf}: precision "
         f"{s.precision:.4f} recall {s.recall:.4f} end-to-end {s.end_to_end:.4f} wrong "
-        f"{s.wrong_share:.4f}")
+        f"{s.wrong_share:.4f}; objective 95% interval over the {len(set(groups))} source "
+        f"photos {spread.low:.4f} to {spread.high:.4f} (compare candidates with "
+        f"benchmarks/compare_readers.py)")
     return {"det_threshold": dt, "face_threshold": ft, "det_low_threshold": low,
             "low_face_threshold": lf, "det_size": size, "views": nviews,
             "upright_weight": mix, "keep_nested": nested,

@@ -191,3 +191,22 @@ def test_fewshot_profile_from_manifest_reads_another_set(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(out_dir) in err[0]
     assert "built with upright classifiers ['classifier_upright_other.onnx']" in err[0]
+
+
+def test_each_read_photo_keeps_its_key_and_score(tmp_path):
+    """evaluate_manifest hands back every photo it read with its own score (what the
+    bootstrap intervals resample), and leaves an unreadable one out of them."""
+    from companion.commands.eval import evaluate_manifest
+    from companion.vision.evaluate import load_manifest
+
+    good, broken = tmp_path / "die.png", tmp_path / "broken.png"
+    drawn_die_photo(good)
+    broken.write_bytes(b"not an image")
+    manifest = tmp_path / "m.csv"
+    manifest.write_text("image,face,x0,y0,x1,y1\ndie.png,2,130,90,190,150\n"
+                        "broken.png,3,10,10,40,40\n")
+    res = evaluate_manifest(load_manifest(manifest), on_error=lambda _: None)
+    assert [k for k, _ in res.image_scores] == ["die.png"]
+    assert res.unreadable == ["broken.png"]
+    (_, score), = res.image_scores
+    assert score.labelled == 1 and score.correct == res.summary.correct

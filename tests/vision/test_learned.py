@@ -761,7 +761,8 @@ def test_tuning_picks_what_scoring_every_rule_the_plain_way_picks(tmp_path, monk
                         if name == "a" else images[4:])
     grid = {"sizes": (416,), "views": (1,), "low_thresholds": (0.2,), "low_faces": (0.95,),
             "upright_weights": (0.0, 0.5)}
-    got = learned.tune_thresholds(MODEL_DIR, log=lambda m: None, val_sets=("a", "b"), **grid)
+    logs: list[str] = []
+    got = learned.tune_thresholds(MODEL_DIR, log=logs.append, val_sets=("a", "b"), **grid)
 
     reader = LearnedReader(MODEL_DIR, det_threshold=0.1)
     cache = []
@@ -796,6 +797,12 @@ def test_tuning_picks_what_scoring_every_rule_the_plain_way_picks(tmp_path, monk
     assert got["val"] == {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                           "end_to_end": round(s.end_to_end, 4),
                           "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}
+    # the last line says how sure the chosen rule's objective is, over the 8 photos
+    low, high = (float(v) for v in logs[-1].split("source photos ")[1].split(" (")[0]
+                 .split(" to "))
+    objective = s.end_to_end - 10 * s.wrong_share - (s.predicted - s.matched) / s.labelled
+    assert "over the 8 source photos" in logs[-1]
+    assert low - 1e-4 <= objective <= high + 1e-4
 
 
 @pytest.fixture

@@ -1,0 +1,76 @@
+"""Two learned models on the same labelled photos: each one's figures, and how sure the
+difference is (a paired bootstrap over source photos: both models' scores of a drawn
+photo are drawn together, so photos both find hard cancel out).
+
+    .venv/bin/python benchmarks/compare_readers.py --second DIR              # validation
+    .venv/bin/python benchmarks/compare_readers.py --first A --second B --sets table-test
+
+The default sets are the validation ones the thresholds are chosen on (``table-val``,
+``trays-val``): compare candidates there; the held-aside sets only to report a choice
+already made. ``objective`` is tuning's: end to end less 10 per confidently wrong die
+and 1 per box where there is no die, over the labelled dice. Each model reads with its
+own reader.json. The figures are pooled over the sets, as tuning pools them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import cv2
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from companion.commands.eval import evaluate_manifest  # noqa: E402
+from companion.vision import dice_photos  # noqa: E402
+from companion.vision.intervals import (  # noqa: E402
+    FIGURES,
+    bootstrap_difference,
+    bootstrap_intervals,
+    point_figures,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--first", default=None, help="model folder (default: the committed one)")
+    ap.add_argument("--second", required=True, help="model folder to compare with it")
+    ap.add_argument("--sets", nargs="*", default=list(dice_photos.VAL_SETS))
+    ap.add_argument("--draws", type=int, default=2000)
+    args = ap.parse_args(argv)
+    if not dice_photos.available():
+        print(f"photo sets not found under {dice_photos.photo_root()}")
+        return 1
+    cv2.setNumThreads(1)
+    from companion.vision.learned import LearnedReader
+
+    scores: dict[str, list] = {"first": [], "second": []}
+    groups: list[str] = []
+    for name in args.sets:
+        items = dice_photos.load_set(name)
+        for which, folder in (("first", args.first), ("second", args.second)):
+            res = evaluate_manifest(items, reader=LearnedReader(folder, threads=1))
+            scores[which] += [s for _, s in res.image_scores]
+            if which == "first":
+                groups += [f"{name}/{dice_photos.source_of(k)}" for k, _ in res.image_scores]
+    print(f"sets {', '.join(args.sets)}: {len(scores['first'])} photos, "
+          f"{len(set(groups))} source photos, {sum(s.labelled for s in scores['first'])} dice; "
+          f"95% intervals, {args.draws} draws of the source photos\n")
+    cis = {w: bootstrap_intervals(scores[w], groups, draws=args.draws) for w in scores}
+    diff = bootstrap_difference(scores["first"], scores["second"], groups, draws=args.draws)
+    print("| figure | first | second | second - first |")
+    print("|---|---|---|---|")
+    points = {w: point_figures(scores[w]) for w in scores}
+    for f in FIGURES:
+        point = {w: points[w][f] for w in scores}
+        d = diff[f]
+        print(f"| {f} | {point['first']:.4f} ({cis['first'][f].low:.4f}-"
+              f"{cis['first'][f].high:.4f}) | {point['second']:.4f} ({cis['second'][f].low:.4f}-"
+              f"{cis['second'][f].high:.4f}) | {point['second'] - point['first']:+.4f} "
+              f"({d.low:+.4f} to {d.high:+.4f}) |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

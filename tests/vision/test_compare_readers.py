@@ -1,0 +1,50 @@
+"""benchmarks/compare_readers.py: two models on the same photos, with paired intervals
+(needs the shared photo sets)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from companion.vision import dice_photos
+from companion.vision.learned import MODEL_DIR
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "compare_readers.py"
+
+
+def _rows(out: str) -> dict[str, list[str]]:
+    return {cells[1].strip(): [c.strip() for c in cells[2:5]]
+            for cells in (line.split("|") for line in out.splitlines()
+                          if line.startswith("| ") and not line.startswith("| figure"))}
+
+
+@pytest.mark.skipif(not dice_photos.available() or not (MODEL_DIR / "detector.onnx").is_file(),
+                    reason="photo sets or model missing")
+def test_a_model_against_itself_differs_by_nothing_and_a_stricter_one_reads_less(
+        tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("compare_readers", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--second", str(MODEL_DIR), "--sets", "webcam-val",
+                        "--draws", "200"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert set(rows) == {"end_to_end", "wrong_confident", "precision", "recall", "objective"}
+    for first, second, diff in rows.values():
+        assert first == second
+        assert diff == "+0.0000 (+0.0000 to +0.0000)"
+    # the same networks asking every face to be 0.999 sure: fewer dice read, surely
+    strict = tmp_path / "strict"
+    shutil.copytree(MODEL_DIR, strict)
+    cfg = json.loads((strict / "reader.json").read_text())
+    cfg["face_threshold"] = 0.999
+    (strict / "reader.json").write_text(json.dumps(cfg))
+    assert module.main(["--second", str(strict), "--sets", "webcam-val",
+                        "--draws", "200"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    diff = rows["end_to_end"][2]
+    low, high = (float(v) for v in diff.split("(")[1].rstrip(")").split(" to "))
+    assert float(diff.split()[0]) < 0 and low <= high < 0
