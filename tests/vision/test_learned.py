@@ -44,8 +44,8 @@ def test_model_is_small_and_described():
     assert {"detector.onnx", "classifier.onnx", "reader.json", "MODEL_CARD.md"} <= set(files)
     # "a few MB at most" (issue 8): 8.1 MB in issue 8k-8n (three upright classifiers);
     # 6.6 MB since issue 8o (four, two of them wider, every weight stored at half
-    # precision: train_reader.store_half)
-    assert sum(files.values()) < 7_000_000
+    # precision: train_reader.store_half); 7.4 MB since issue 8s (a fifth upright one)
+    assert sum(files.values()) < 8_000_000
     meta = json.loads((MODEL_DIR / "reader.json").read_text())
     assert 0.05 <= meta["det_threshold"] <= 0.9 and 0.0 <= meta["face_threshold"] < 1.0
     assert meta["train_sets"] and not set(meta["train_sets"]) & set(dice_photos.HELD_ASIDE)
@@ -793,7 +793,7 @@ def test_tuning_picks_what_scoring_every_rule_the_plain_way_picks(tmp_path, monk
         dt, ft, low, lf, mix, nested)
     # every upright classifier in the folder was averaged, and reader.json will say so
     assert got["upright_files"] == learned.upright_members(MODEL_DIR) == reader.upright_files
-    assert len(got["upright_files"]) == 4
+    assert len(got["upright_files"]) == 5
     assert got["val"] == {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                           "end_to_end": round(s.end_to_end, 4),
                           "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}

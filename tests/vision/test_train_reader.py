@@ -263,7 +263,7 @@ def crops_seen(monkeypatch) -> list[tuple[float, float, float]]:
     """Each crop _cls_samples asks for, as (centre x, centre y, side), in order."""
     seen = []
 
-    def crop(img, cx, cy, side, angle=0.0, size=T.CROP):
+    def crop(img, cx, cy, side, angle=0.0, size=T.CROP, area=False):
         seen.append((cx, cy, side))
         return np.zeros((size, size, 3), np.uint8)
 
