@@ -42,15 +42,28 @@ def main(argv: list[str] | None = None) -> int:
     if not dice_photos.available():
         print(f"photo sets not found under {dice_photos.photo_root()}")
         return 1
+    if args.draws < 1:
+        print(f"compare_readers: --draws must be at least 1, not {args.draws}", file=sys.stderr)
+        return 2
     cv2.setNumThreads(1)
-    from companion.vision.learned import LearnedReader
+    from companion.vision.learned import LearnedReader, ModelMissing
 
+    try:
+        readers = {w: LearnedReader(folder, threads=1)
+                   for w, folder in (("first", args.first), ("second", args.second))}
+        sets = {name: dice_photos.load_set(name) for name in args.sets}
+    except ModelMissing as exc:
+        print(f"compare_readers: {exc}", file=sys.stderr)
+        return 2
+    except KeyError as exc:
+        print(f"compare_readers: {exc.args[0]} (e.g. {', '.join(dice_photos.VAL_SETS)}, "
+              f"{', '.join(dice_photos.HELD_ASIDE)})", file=sys.stderr)
+        return 2
     scores: dict[str, list] = {"first": [], "second": []}
     groups: list[str] = []
-    for name in args.sets:
-        items = dice_photos.load_set(name)
-        for which, folder in (("first", args.first), ("second", args.second)):
-            res = evaluate_manifest(items, reader=LearnedReader(folder, threads=1))
+    for name, items in sets.items():
+        for which in ("first", "second"):
+            res = evaluate_manifest(items, reader=readers[which])
             scores[which] += [s for _, s in res.image_scores]
             if which == "first":
                 groups += [f"{name}/{dice_photos.source_of(k)}" for k, _ in res.image_scores]

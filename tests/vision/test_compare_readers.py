@@ -48,3 +48,19 @@ def test_a_model_against_itself_differs_by_nothing_and_a_stricter_one_reads_less
     diff = rows["end_to_end"][2]
     low, high = (float(v) for v in diff.split("(")[1].rstrip(")").split(" to "))
     assert float(diff.split()[0]) < 0 and low <= high < 0
+
+
+@pytest.mark.skipif(not dice_photos.available() or not (MODEL_DIR / "detector.onnx").is_file(),
+                    reason="photo sets or model missing")
+@pytest.mark.parametrize("args, says", [
+    (["--second", "/nonexistent"], "learned reader model not found in /nonexistent"),
+    (["--second", str(MODEL_DIR), "--sets", "nosuch"], "unknown photo set 'nosuch'"),
+    (["--second", str(MODEL_DIR), "--draws", "0"], "--draws must be at least 1, not 0"),
+])
+def test_bad_arguments_get_one_line(capsys, args, says):
+    spec = importlib.util.spec_from_file_location("compare_readers", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1
