@@ -9,6 +9,8 @@ every set yet: see README "The learned die reader").
 (``companion calibrate --from-manifest``): nearest face prototype, no pip counting.
 
 No hints: the reader sees each photo alone, exactly as the camera would hand it over.
+Each figure also gets a 95% interval, resampling the source photos
+(``companion/vision/intervals.py``); ``--json`` adds them under ``intervals``.
 A photo that cannot be read (missing, truncated, not an image) gets a one-line error on
 stderr and is left out; the evaluation carries on and says how many were skipped.
 """
@@ -121,13 +123,36 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             error(f"cannot write predictions {args.predictions}: {exc.strerror or exc}")
             return 2
+    photos, spread = _intervals(result)
     if args.json:
-        print(json.dumps(result.summary.as_json_dict()))
+        figures = result.summary.as_json_dict()
+        figures["intervals"] = {"source_photos": photos, "level": 0.95, **{
+            f: [round(spread[f].low, 6), round(spread[f].high, 6)] for f in INTERVAL_FIGURES}}
+        print(json.dumps(figures))
     else:
         print(format_report(result.summary, title=f"{what} on {args.manifest}"))
+        print(f"\n95% intervals over the {photos} source photos (augmented copies of a photo "
+              f"drawn together; 1,000 draws):\n" + ", ".join(
+                  f"{name} {spread[f].low:.2%}-{spread[f].high:.2%}"
+                  for f, name in INTERVAL_FIGURES.items()))
         if result.unreadable:
             print(f"unreadable images  {len(result.unreadable)} skipped (listed on stderr)")
     return 0
+
+
+# the figures given an interval, and how the text report names them
+INTERVAL_FIGURES = {"end_to_end": "end-to-end", "wrong_confident": "confidently wrong",
+                    "precision": "precision", "recall": "recall"}
+
+
+def _intervals(result: EvalResult) -> tuple[int, dict]:
+    """How many source photos the read photos come from (a Roboflow export's augmented
+    copies share one) and the 95% intervals of the figures, resampling them."""
+    from companion.vision.dice_photos import source_of
+    from companion.vision.intervals import bootstrap_intervals
+
+    groups = [source_of(key) for key, _ in result.image_scores]
+    return len(set(groups)), bootstrap_intervals([s for _, s in result.image_scores], groups)
 
 
 def _reader_for(args: argparse.Namespace) -> tuple[Callable, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import cv2
@@ -17,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 PHOTOS = REPO.parent / "shared" / "datasets" / "dice-photos"
 JSON_KEYS = ["images", "labelled", "predicted", "matched", "precision", "recall",
              "face_accuracy", "end_to_end", "unknown", "ms_per_image_median",
-             "wrong_confident", "missed"]
+             "wrong_confident", "missed", "intervals"]
 
 
 def real_manifest(tmp_path, per_set=3) -> tuple[Path, int, set[str]]:
@@ -69,6 +70,12 @@ def test_json_figures_on_real_photos(tmp_path, capsys):
     assert figures["ms_per_image_median"] > 0
     assert figures["missed"] == figures["labelled"] - figures["matched"]
     assert 0.0 <= figures["wrong_confident"] <= 1.0 - figures["end_to_end"]
+    # each figure's 95% interval over the 6 photos (none of them copies of another)
+    spread = figures["intervals"]
+    assert spread["source_photos"] == 6 and spread["level"] == 0.95
+    for key in ("end_to_end", "wrong_confident", "precision", "recall"):
+        low, high = spread[key]
+        assert 0.0 <= low <= round(figures[key], 6) + 1e-6 and figures[key] - 1e-6 <= high <= 1.0
 
 
 def test_text_report_and_predictions_file(tmp_path, capsys):
@@ -81,6 +88,8 @@ def test_text_report_and_predictions_file(tmp_path, capsys):
                    "confidently wrong", "median ms/image", "confusion"):
         assert needle in text
     assert len([line for line in text.splitlines() if line.startswith(("   1", "   6"))]) == 2
+    assert "95% intervals over the 4 source photos" in text
+    assert re.search(r"end-to-end \d+\.\d\d%-\d+\.\d\d%, confidently wrong", text)
     with predictions.open(newline="") as fh:
         rows = list(csv.reader(fh))
     assert rows[0] == ["image", "face", "x0", "y0", "x1", "y1", "confidence"]
