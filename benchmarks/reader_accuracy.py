@@ -128,17 +128,16 @@ def main() -> int:
             print(row(name, rname, res.summary), flush=True)
 
     if args.intervals:
-        from companion.vision.intervals import bootstrap_intervals
+        from companion.commands.eval import source_intervals
 
         print("\n95% intervals (1,000 draws of the set's source photos, with replacement; "
               "augmented copies of a photo are drawn together):")
         print("| set | reader | source photos | end-to-end | conf. wrong | precision | recall |")
         print("|---|---|---|---|---|---|---|")
         for name, rname, res in results:
-            groups = [dice_photos.source_of(k) for k, _ in res.image_scores]
-            ci = bootstrap_intervals([s for _, s in res.image_scores], groups)
+            photos, ci = source_intervals(res)
             s = res.summary
-            print(f"| {name} | {rname} | {len(set(groups))} | {s.end_to_end:.1%} "
+            print(f"| {name} | {rname} | {photos} | {s.end_to_end:.1%} "
                   f"({ci['end_to_end']}) | {s.wrong_share:.2%} ({ci['wrong_confident'].low:.2%}"
                   f"-{ci['wrong_confident'].high:.2%}) | {s.precision:.1%} ({ci['precision']}) | "
                   f"{s.recall:.1%} ({ci['recall']}) |", flush=True)

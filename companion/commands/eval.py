@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             error(f"cannot write predictions {args.predictions}: {exc.strerror or exc}")
             return 2
-    photos, spread = _intervals(result)
+    photos, spread = source_intervals(result)
     if args.json:
         figures = result.summary.as_json_dict()
         figures["intervals"] = {"source_photos": photos, "level": 0.95, **{
@@ -145,7 +145,7 @@ INTERVAL_FIGURES = {"end_to_end": "end-to-end", "wrong_confident": "confidently 
                     "precision": "precision", "recall": "recall"}
 
 
-def _intervals(result: EvalResult) -> tuple[int, dict]:
+def source_intervals(result: EvalResult) -> tuple[int, dict]:
     """How many source photos the read photos come from (a Roboflow export's augmented
     copies share one) and the 95% intervals of the figures, resampling them."""
     from companion.vision.dice_photos import source_of

@@ -39,6 +39,7 @@ from typing import NamedTuple
 import numpy as np
 
 from companion.vision.evaluate import ManifestImage
+from companion.vision.intervals import FALSE_COST, WRONG_COST
 from companion.vision.learned import (
     EMBED_SIZE,
     EMBEDDINGS,
@@ -238,7 +239,8 @@ FEWSHOT_LOW_SIM_GRID = (0.85, 0.9, 0.93, 0.95)
 
 
 def tune_fewshot(reader: LearnedReader, *, root=None, shots: tuple[int, ...] = (1, 3, 10),
-                 seeds: int = 3, wrong_cost: float = 10.0, false_cost: float = 1.0,
+                 seeds: int = 3, wrong_cost: float = WRONG_COST,
+                 false_cost: float = FALSE_COST,
                  log=print, val_sets: tuple[str, ...] | None = None,
                  dets: tuple[float, ...] = FEWSHOT_DET_GRID,
                  lows: tuple[float, ...] = FEWSHOT_LOW_GRID,

@@ -18,7 +18,9 @@ import numpy as np
 from companion.vision.evaluate import ImageScore
 
 FIGURES = ("end_to_end", "wrong_confident", "precision", "recall", "objective")
-# tuning's objective (``learned.tune_thresholds``): end to end less these per labelled die
+# the objective tuning maximises (``learned.tune_thresholds``, whose default costs these
+# are): end to end less these per labelled die, per confidently wrong die and per box
+# where no die is
 WRONG_COST, FALSE_COST = 10.0, 1.0
 
 
@@ -59,7 +61,8 @@ def _draws(n_groups: int, draws: int, seed: int) -> np.ndarray:
     return drawn
 
 
-def _figures(sums: np.ndarray) -> dict[str, np.ndarray]:
+def _figures(sums: np.ndarray, costs: tuple[float, float] = (WRONG_COST, FALSE_COST)
+             ) -> dict[str, np.ndarray]:
     labelled, predicted, matched, correct, wrong = sums.T
 
     def share(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -67,8 +70,9 @@ def _figures(sums: np.ndarray) -> dict[str, np.ndarray]:
 
     out = {"end_to_end": share(correct, labelled), "wrong_confident": share(wrong, labelled),
            "precision": share(matched, predicted), "recall": share(matched, labelled)}
-    out["objective"] = (out["end_to_end"] - WRONG_COST * out["wrong_confident"]
-                        - FALSE_COST * share(predicted - matched, labelled))
+    wrong_cost, false_cost = costs
+    out["objective"] = (out["end_to_end"] - wrong_cost * out["wrong_confident"]
+                        - false_cost * share(predicted - matched, labelled))
     return out
 
 
@@ -87,16 +91,18 @@ def _percentiles(values: dict[str, np.ndarray], level: float) -> dict[str, Inter
 
 
 def bootstrap_intervals(scores: Sequence[ImageScore], groups: Sequence[str], *,
-                        draws: int = 1000, level: float = 0.95, seed: int = 0
+                        draws: int = 1000, level: float = 0.95, seed: int = 0,
+                        costs: tuple[float, float] = (WRONG_COST, FALSE_COST)
                         ) -> dict[str, Interval]:
     """Intervals for ``FIGURES`` from per-image scores, resampling the photos by
-    ``groups`` (one name per score: photos with the same name are drawn together)."""
+    ``groups`` (one name per score: photos with the same name are drawn together);
+    ``costs``: the objective's (per confidently wrong die, per box where no die is)."""
     _check(len(scores), groups, draws, level)
     names = sorted(set(groups))
     if not names:
         return {f: Interval(0.0, 0.0) for f in FIGURES}
     counts = _group_counts(scores, groups, names)
-    return _percentiles(_figures(_draws(len(names), draws, seed) @ counts), level)
+    return _percentiles(_figures(_draws(len(names), draws, seed) @ counts, costs), level)
 
 
 def bootstrap_difference(first: Sequence[ImageScore], second: Sequence[ImageScore],

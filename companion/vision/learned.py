@@ -31,6 +31,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from companion.vision.intervals import FALSE_COST, WRONG_COST
 from companion.vision.learned_model import (
     CROP_FILTER_KEY,
     CROP_SPAN,
@@ -515,7 +516,7 @@ LOW_FACE_GRID = (0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
 
 
 def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
-                    wrong_cost: float = 10.0, false_cost: float = 1.0,
+                    wrong_cost: float = WRONG_COST, false_cost: float = FALSE_COST,
                     sizes: tuple[int, ...] = (416, 512, 640),
                     views: tuple[int, ...] = (1, 4),
                     low_thresholds: tuple[float, ...] = LOW_GRID,
@@ -602,7 +603,7 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
         boxes, mix_upright(probs, upright, mix), ft, reader.keeps, nested)), dice)
         for boxes, probs, upright, dice in cache]
     s = summarise(scores, [], [d.face for _, _, _, dice in cache for d in dice])
-    spread = bootstrap_intervals(scores, groups)["objective"]
+    spread = bootstrap_intervals(scores, groups, costs=(wrong_cost, false_cost))["objective"]
     log(f"val: det_size {size} views {nviews} upright_weight {mix} keep_nested {nested} "
         f"det_threshold {dt} "
         f"face_threshold {ft} det_low_threshold {low} low_face_threshold {lf}: precision "

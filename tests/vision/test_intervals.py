@@ -92,6 +92,9 @@ def test_the_objective_counts_a_wrong_die_as_ten_and_a_phantom_as_one() -> None:
     # 10 dice: 8 right, 1 wrong, 1 missed, and 2 boxes where no die is
     ci = bootstrap_intervals([_score(10, 8, 1, predicted=11)], ["p"], draws=5)
     assert ci["objective"].low == pytest.approx(0.8 - 10 * 0.1 - 0.2)
+    # other costs, as tuning may be asked to use
+    ci = bootstrap_intervals([_score(10, 8, 1, predicted=11)], ["p"], draws=5, costs=(2, 0))
+    assert ci["objective"].low == pytest.approx(0.8 - 2 * 0.1)
     point = point_figures([_score(10, 8, 1, predicted=11), _score(10, 10)])
     assert point["objective"] == pytest.approx(0.9 - 10 * 0.05 - 0.1)
     assert point["precision"] == pytest.approx(19 / 21)
