@@ -11,6 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from companion.vision.learned_model import CROP, CROP_SPAN
+
 PARTS = ("det", "cls", "cls-upright", "tune")
 NETWORKS = {"det": "detector", "cls": "classifier", "cls-upright": "classifier_upright"}
 
@@ -35,6 +37,10 @@ def bad_args(args: argparse.Namespace) -> str | None:
         return f"--hard-weight {args.hard_weight}: needs at least 1"
     if not 0 <= args.ema < 1:
         return f"--ema {args.ema:g}: needs a decay from 0 (off) to below 1"
+    if not 16 <= args.cls_crop <= 256:
+        return f"--cls-crop {args.cls_crop}: needs a side from 16 to 256 px"
+    if not 0.8 <= args.cls_span <= 4:
+        return f"--cls-span {args.cls_span:g}: needs from 0.8 to 4 die sides"
     if args.hard_dice and not (Path(args.hard_dice) / "reader.json").is_file():
         return f"--hard-dice {args.hard_dice}: no reader.json there"
     if not 0 < args.hard_share <= 1:
@@ -91,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
               det_stretch=args.det_stretch, hard_photos=args.hard_photos,
               hard_share=args.hard_share, hard_dice=args.hard_dice,
               hard_weight=args.hard_weight, camera_aug=args.camera_aug,
-              ema=args.ema, area_crops=args.area_crops)
+              ema=args.ema, area_crops=args.area_crops, cls_crop=args.cls_crop,
+              cls_span=args.cls_span)
     except (InitUnusable, ModelUnreadable) as exc:
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -162,6 +169,12 @@ def register(subparsers) -> None:
                         "(each crop pixel the mean of the photo pixels it covers) instead "
                         "of sampled, and the network file says so: the reader then cuts "
                         "its crops the same way")
+    p.add_argument("--cls-crop", type=int, default=CROP, metavar="PX",
+                   help=f"classifiers: the crop's side in pixels (default {CROP}); a "
+                        "larger one keeps more of a large die's detail and costs more")
+    p.add_argument("--cls-span", type=float, default=CROP_SPAN, metavar="SIDES",
+                   help=f"classifiers: the crop's side in die sides (default {CROP_SPAN}); "
+                        "a larger one shows more around the die; the network file says so")
     p.add_argument("--rendered", type=int, default=3000, help="rendered scenes to train on")
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune each part from DIR's model at a lower rate: its .pt file, "

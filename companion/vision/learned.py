@@ -35,6 +35,7 @@ from companion.vision.intervals import FALSE_COST, WRONG_COST
 from companion.vision.learned_model import (
     CROP_FILTER_KEY,
     CROP_SPAN,
+    CROP_SPAN_KEY,
     NOT_A_DIE,
     crop,
     crops_blob,
@@ -49,7 +50,7 @@ DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": No
             "low_face_threshold": 1.0, "det_size": 416,
             "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32,
             "upright_weight": 0.0, "keep_nested": True, "upright_files": None,
-            "area_crops": []}
+            "area_crops": [], "crop_shapes": {}}
 UPRIGHT = "classifier_upright.onnx"
 # Which embedding few-shot prototypes are made of: the turned classifier's (trained at any
 # rotation), the upright classifiers' mean (trained keeping the photo's up; issue 8k), or
@@ -103,6 +104,16 @@ def _read_meta(path: Path) -> dict:
                                              for f in area):
         raise ModelUnreadable(f"{path}: key 'area_crops' must be a list of classifier file "
                               f"names in the model folder, not {area!r}")
+    shapes = meta["crop_shapes"]
+    if not isinstance(shapes, dict) or not all(
+            isinstance(f, str) and f and Path(f).name == f and isinstance(v, list)
+            and len(v) == 2 and isinstance(v[0], int) and not isinstance(v[0], bool)
+            and 16 <= v[0] <= 256 and isinstance(v[1], int | float)
+            and not isinstance(v[1], bool) and 0.8 <= v[1] <= 4
+            for f, v in shapes.items()):
+        raise ModelUnreadable(f"{path}: key 'crop_shapes' must map classifier file names "
+                              "to [crop side in px (16-256), crop span in die sides "
+                              f"(0.8-4)], not {shapes!r}")
     table = meta.get("fewshot") or {}
     try:
         # [similarity, margin] (the turned embedding) or, since issue 8k, [similarity,
@@ -176,7 +187,8 @@ class LearnedReader:
                  det_threshold: float | None = None, face_threshold: float | None = None,
                  det_size: int | None = None, backend: str = "auto",
                  upright_files: list[str] | None = None,
-                 area_crops: list[str] | None = None) -> None:
+                 area_crops: list[str] | None = None,
+                 crop_shapes: dict[str, list] | None = None) -> None:
         d = Path(model_dir) if model_dir else MODEL_DIR
         det, cls = d / "detector.onnx", d / "classifier.onnx"
         if not det.is_file() or not cls.is_file():
@@ -222,8 +234,12 @@ class LearnedReader:
         # given crops cut that way (``learned_model.crop``); the others sampled ones.
         area = set(meta["area_crops"] if area_crops is None else area_crops)
         self.area_crops = sorted(area & {cls.name, *self.upright_files})
-        self._turned_area = cls.name in area
-        self._up_area = [u.name in area for u in ups]
+        # Networks trained on other crops (issue 8u, reader.json ``crop_shapes``: file ->
+        # [side px, span in die sides]) are given crops cut that way; the others
+        # ``crop``-sided crops spanning ``CROP_SPAN`` die sides.
+        shapes = meta["crop_shapes"] if crop_shapes is None else crop_shapes
+        self.crop_shapes = {n: list(shapes[n]) for n in sorted(shapes)
+                            if n in {cls.name, *self.upright_files}}
         self.backend = backend
         if backend in ("auto", "onnxruntime"):
             try:
@@ -256,13 +272,30 @@ class LearnedReader:
                 shape = self._cls_s.get_inputs()[0].shape
                 if isinstance(shape[-1], int):  # the network's own input side wins
                     self.crop_size = shape[-1]
+                for path, net in ((cls, self._cls_s), *zip(ups, self._up_nets, strict=True)):
+                    side, span = self._shape_of(path.name)
+                    own = network_shape(net, self.crop_size)
+                    if own != (side, span):
+                        raise ModelUnreadable(
+                            f"{d / 'reader.json'}: {path.name} reads {own[0]} px crops "
+                            f"spanning {own[1]:g} die sides but key 'crop_shapes' gives "
+                            f"{side} px and {span:g}: tune the folder again (companion "
+                            "train --part tune) or set it")
         if self.backend == "opencv":
             self._det = _load(det, cv2.dnn.readNetFromONNX)
             self._cls = _load(cls, cv2.dnn.readNetFromONNX)
             self._up_nets = [_load(u, cv2.dnn.readNetFromONNX) for u in ups]
         self._turned = self._cls_s if self.backend == "onnxruntime" else self._cls
+        # how each network's crops are cut: (area-shrunk, side px, span in die sides)
+        self._turned_cut = (cls.name in area, *self._shape_of(cls.name))
+        self._up_cuts = [(u.name in area, *self._shape_of(u.name)) for u in ups]
         self.has_upright = bool(ups)
         self._lock = threading.Lock()  # one forward at a time per network pair
+
+    def _shape_of(self, name: str) -> tuple[int, float]:
+        """A classifier file's crop side (px) and span (die sides)."""
+        side, span = self.crop_shapes.get(name, (self.crop_size, CROP_SPAN))
+        return int(side), float(span)
 
     @property
     def embeddings(self) -> tuple[str, ...]:
@@ -367,7 +400,7 @@ class LearnedReader:
     def _turned_read(self, cuts: _Cuts) -> tuple[np.ndarray, np.ndarray]:
         """The turned classifier's probabilities and unit embeddings, each the mean over
         the test-time views (``views``)."""
-        crops = cuts(self._turned_area)
+        crops = cuts(self._turned_cut)
         n = len(crops)
         views = list(crops)
         for v in range(1, self.views):
@@ -384,9 +417,10 @@ class LearnedReader:
         only gives the few-shot embedding, which reading faces does not use)."""
         return self.classify_all(image, boxes, ())[0]
 
-    def _crops(self, image: np.ndarray, boxes, area: bool = False) -> list[np.ndarray]:
+    def _crops(self, image: np.ndarray, boxes, area: bool = False, side: int | None = None,
+               span: float = CROP_SPAN) -> list[np.ndarray]:
         return [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
-                     max(b[2] - b[0], b[3] - b[1]) * CROP_SPAN, size=self.crop_size,
+                     max(b[2] - b[0], b[3] - b[1]) * span, size=side or self.crop_size,
                      area=area)
                 for b in boxes]
 
@@ -397,9 +431,9 @@ class LearnedReader:
     def _upright_embedded(self, cuts: _Cuts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The upright classifiers' probabilities, averaged; the mean of their unit
         embeddings, made a unit again; and their unit embeddings side by side."""
-        blobs = {area: crops_blob(cuts(area)) for area in set(self._up_area)}
-        outs = [self._forward(net, blobs[area])
-                for net, area in zip(self._up_nets, self._up_area, strict=True)]
+        blobs = {cut: crops_blob(cuts(cut)) for cut in set(self._up_cuts)}
+        outs = [self._forward(net, blobs[cut])
+                for net, cut in zip(self._up_nets, self._up_cuts, strict=True)]
         probs = np.mean([_softmax(logits) for logits, _ in outs], axis=0)
         units = [_unit(e) for _, e in outs]
         return probs, _unit(np.mean(units, axis=0)), np.concatenate(units, axis=1)
@@ -422,17 +456,17 @@ class LearnedReader:
 
 
 class _Cuts:
-    """One frame's crops of some boxes for a reader's classifiers: sampled, or (``area``)
-    area-shrunk, each kind cut once, when a network first asks for it."""
+    """One frame's crops of some boxes for a reader's classifiers: each kind (area-shrunk
+    or sampled, side px, span in die sides) cut once, when a network first asks for it."""
 
     def __init__(self, reader: LearnedReader, image: np.ndarray, boxes) -> None:
         self._reader, self._image, self._boxes = reader, image, boxes
-        self._made: dict[bool, list[np.ndarray]] = {}
+        self._made: dict[tuple[bool, int, float], list[np.ndarray]] = {}
 
-    def __call__(self, area: bool) -> list[np.ndarray]:
-        if area not in self._made:
-            self._made[area] = self._reader._crops(self._image, self._boxes, area)
-        return self._made[area]
+    def __call__(self, cut: tuple[bool, int, float]) -> list[np.ndarray]:
+        if cut not in self._made:
+            self._made[cut] = self._reader._crops(self._image, self._boxes, *cut)
+        return self._made[cut]
 
 
 def mix_upright(probs: np.ndarray, upright: np.ndarray | None, weight: float) -> np.ndarray:
@@ -538,9 +572,10 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     from companion.vision.intervals import bootstrap_intervals
 
     members = upright_members(model_dir)
+    networks = ["classifier.onnx", *(members or [])]
     reader = LearnedReader(model_dir, det_threshold=0.1, upright_files=members,
-                           area_crops=area_networks(model_dir,
-                                                    ["classifier.onnx", *(members or [])]))
+                           area_crops=area_networks(model_dir, networks),
+                           crop_shapes=crop_shapes_of(model_dir, networks))
     mixes = upright_weights if reader.has_upright else (0.0,)
     val, groups = [], []  # groups: each photo's set and source photo (for the interval)
     for name in val_sets or dice_photos.VAL_SETS:
@@ -615,6 +650,7 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
             "low_face_threshold": lf, "det_size": size, "views": nviews,
             "upright_weight": mix, "keep_nested": nested,
             "upright_files": reader.upright_files or None, "area_crops": reader.area_crops,
+            "crop_shapes": reader.crop_shapes,
             "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                     "end_to_end": round(s.end_to_end, 4),
                     "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}}
@@ -641,6 +677,42 @@ def area_networks(model_dir: str | Path, files: list[str]) -> list[str]:
         if meta.custom_metadata_map.get(CROP_FILTER_KEY) == "area":
             out.append(name)
     return out
+
+
+def network_shape(session: Any, side: int) -> tuple[int, float]:
+    """An ONNX Runtime classifier session's crop side (its input's own, else ``side``)
+    and span in die sides (its ``CROP_SPAN_KEY`` metadata, else ``CROP_SPAN``)."""
+    shape = session.get_inputs()[0].shape
+    span = session.get_modelmeta().custom_metadata_map.get(CROP_SPAN_KEY)
+    try:
+        own_span = float(span) if span is not None else CROP_SPAN
+    except ValueError:
+        own_span = CROP_SPAN
+    return (shape[-1] if isinstance(shape[-1], int) else side), own_span
+
+
+def crop_shapes_of(model_dir: str | Path, files: list[str]) -> dict[str, list]:
+    """reader.json ``crop_shapes`` for ``files`` (classifiers in ``model_dir``; those not
+    there are passed over): each one whose input side or crop span differs from the
+    first's (the turned classifier's side, ``CROP_SPAN``), as [side, span]."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+
+    def session(p: str) -> Any:
+        return ort.InferenceSession(p, so, providers=["CPUExecutionProvider"])
+
+    shapes, base = {}, None
+    for name in files:
+        path = Path(model_dir) / name
+        if not path.is_file():
+            continue
+        side, span = network_shape(_load(path, session), 0)
+        base = base or side
+        if side and (side, span) != (base, CROP_SPAN):
+            shapes[name] = [side, span]
+    return shapes
 
 
 def upright_members(model_dir: str | Path) -> list[str] | None:

@@ -24,6 +24,9 @@ PAD_VALUE = 114
 # ONNX metadata a classifier file may carry: "area" when it was trained on area-shrunk
 # crops (``crop(area=True)``; issue 8q), so the reader must cut its crops that way.
 CROP_FILTER_KEY = "crop_filter"
+# ... and "crop_span" (a number) when its crops span other than ``CROP_SPAN`` die sides
+# (issue 8u); its input side is the ONNX input's own.
+CROP_SPAN_KEY = "crop_span"
 
 
 def letterbox(image: np.ndarray, size: int = DET_SIZE) -> tuple[np.ndarray, float]:

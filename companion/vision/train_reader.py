@@ -32,6 +32,7 @@ from companion.vision.learned_model import (
     CROP,
     CROP_FILTER_KEY,
     CROP_SPAN,
+    CROP_SPAN_KEY,
     DET_SIZE,
     NOT_A_DIE,
     STRIDE,
@@ -348,8 +349,8 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                  upright: bool = False, small_weight: int = 1,
                  false_peaks: np.ndarray | None = None, part_share: float = 0.0,
                  die_boxes: np.ndarray | None = None, hard: np.ndarray | None = None,
-                 hard_weight: int = 1, area: bool = False
-                 ) -> tuple[list[np.ndarray], list[int]]:
+                 hard_weight: int = 1, area: bool = False, size: int = CROP,
+                 span: float = CROP_SPAN) -> tuple[list[np.ndarray], list[int]]:
     """Jittered crops of each die and of table with no die. Turned any way, or (upright)
     only a little and mirrored half the time: a photo's up stays up, so in an oblique view
     the top face stays the one above the sides. A die under ``SMALL_DIE`` px gives
@@ -361,7 +362,9 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
     the dice) centre half of a die's crops on one of its detector boxes instead, as the
     reader crops it at run time. A die marked in ``hard`` (``mine_hard_dice``: a model
     read it wrong or unsure) gives ``hard_weight`` times as many crops. ``area``: every
-    crop is shrunk with an area filter (``learned_model.crop``)."""
+    crop is shrunk with an area filter (``learned_model.crop``). ``size``: the crops'
+    side (px); ``span``: a crop's side in die sides (``learned_model.CROP_SPAN`` unless a
+    network was trained to see more or less around the die, issue 8u)."""
     out, labels = [], []
 
     def angle() -> float:
@@ -383,39 +386,39 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
             if len(seen) and rng.random() < 0.5:  # as the detector boxed it, a little jitter
                 bx0, by0, bx1, by1 = seen[int(rng.integers(len(seen)))]
                 bside = max(bx1 - bx0, by1 - by0)
-                side = bside * CROP_SPAN * rng.uniform(0.9, 1.1)
+                side = bside * span * rng.uniform(0.9, 1.1)
                 cx = (bx0 + bx1) / 2 + rng.normal(0, 0.03) * bside
                 cy = (by0 + by1) / 2 + rng.normal(0, 0.03) * bside
             else:
-                side = side0 * CROP_SPAN * rng.uniform(0.8, 1.3)
+                side = side0 * span * rng.uniform(0.8, 1.3)
                 cx = (x0 + x1) / 2 + rng.normal(0, 0.06) * side0
                 cy = (y0 + y1) / 2 + rng.normal(0, 0.06) * side0
-            out.append(maybe_mirror(crop(img, cx, cy, side, angle(), area=area)))
+            out.append(maybe_mirror(crop(img, cx, cy, side, angle(), area=area, size=size)))
             labels.append(int(face) - 1)
         if part_share and rng.random() < part_share:
             away, turn = side0 * rng.uniform(0.33, 0.67), rng.uniform(0, 2 * math.pi)
             out.append(maybe_mirror(crop(img, (x0 + x1) / 2 + away * math.cos(turn),
                                          (y0 + y1) / 2 + away * math.sin(turn),
-                                         side0 * CROP_SPAN * rng.uniform(0.33, 0.67),
-                                         angle(), area=area)))
+                                         side0 * span * rng.uniform(0.33, 0.67),
+                                         angle(), area=area, size=size)))
             labels.append(NOT_A_DIE)
     for x0, y0, x1, y1 in false_peaks if false_peaks is not None else ():
         side0 = max(x1 - x0, y1 - y0)
         for _ in range(2):
-            side = side0 * CROP_SPAN * rng.uniform(0.8, 1.3)
+            side = side0 * span * rng.uniform(0.8, 1.3)
             out.append(maybe_mirror(crop(img, (x0 + x1) / 2 + rng.normal(0, 0.06) * side0,
                                          (y0 + y1) / 2 + rng.normal(0, 0.06) * side0,
-                                         side, angle(), area=area)))
+                                         side, angle(), area=area, size=size)))
             labels.append(NOT_A_DIE)
     sizes = [max(b[2] - b[0], b[3] - b[1]) for b in boxes] or [w / 10]
     for _ in range(backgrounds):
-        side = float(rng.choice(sizes)) * CROP_SPAN * rng.uniform(0.7, 1.5)
+        side = float(rng.choice(sizes)) * span * rng.uniform(0.7, 1.5)
         cx, cy = rng.uniform(0, w), rng.uniform(0, h)
         # no die centre within the crop's middle half
         if any(abs(cx - (b[0] + b[2]) / 2) < side * 0.45 and abs(cy - (b[1] + b[3]) / 2)
                < side * 0.45 for b in boxes):
             continue
-        out.append(maybe_mirror(crop(img, cx, cy, side, angle(), area=area)))
+        out.append(maybe_mirror(crop(img, cx, cy, side, angle(), area=area, size=size)))
         labels.append(NOT_A_DIE)
     return out, labels
 
@@ -431,11 +434,12 @@ def _hue_turn(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def _camera_augment(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """What other cameras do to a crop (``camera_aug``): the die squeezed or stretched
     top to bottom (seen from lower or higher than in the photo), salt-and-pepper dots
-    (a noisy sensor) and JPEG blocks (a cheap encoder). The size stays CROP x CROP."""
+    (a noisy sensor) and JPEG blocks (a cheap encoder). The size stays the crop's."""
+    size = c.shape[0]
     if rng.random() < 0.3:
         f = float(rng.uniform(0.7, 1.15))  # height scale about the centre
-        m = np.float32([[1, 0, 0], [0, f, CROP / 2 * (1 - f)]])
-        c = cv2.warpAffine(c, m, (CROP, CROP), flags=cv2.INTER_LINEAR,
+        m = np.float32([[1, 0, 0], [0, f, size / 2 * (1 - f)]])
+        c = cv2.warpAffine(c, m, (size, size), flags=cv2.INTER_LINEAR,
                            borderMode=cv2.BORDER_REFLECT)
     if rng.random() < 0.2:
         dots = rng.random(c.shape[:2]) < rng.uniform(0.005, 0.04)
@@ -464,8 +468,9 @@ def _cls_augment(c: np.ndarray, rng: np.random.Generator, camera: bool = False
         k = int(rng.choice([3, 5]))
         c = cv2.GaussianBlur(c, (k, k), 0)
     if rng.random() < 0.1:  # lower resolution: a die seen small
-        s = int(rng.integers(10, CROP * 3 // 4))
-        c = cv2.resize(cv2.resize(c, (s, s), interpolation=cv2.INTER_AREA), (CROP, CROP))
+        size = c.shape[0]
+        s = int(rng.integers(10, size * 3 // 4))
+        c = cv2.resize(cv2.resize(c, (s, s), interpolation=cv2.INTER_AREA), (size, size))
     return c
 
 
@@ -657,14 +662,16 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      upright: bool = False, small_weight: int = 1,
                      part_share: float = 0.0, hard_weight: int = 1,
                      camera_aug: bool = False, ema: float = 0.0,
-                     area_crops: bool = False) -> Classifier:
+                     area_crops: bool = False, crop_size: int = CROP,
+                     crop_span: float = CROP_SPAN) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
     ``camera_aug``: crops also get ``_camera_augment``'s draws. ``area_crops``: crops are
     shrunk with an area filter (``learned_model.crop``), as the reader must then cut them
     for this network; the random draws are the same either way. ``ema`` (a decay above 0):
     the network returned is the running average of the weights and batch norm statistics
     after each step (``torch.optim.swa_utils``), not the last ones; the steps themselves
-    and their random draws are the same either way.
+    and their random draws are the same either way. ``crop_size`` / ``crop_span``: the
+    crops' side in px and in die sides (issue 8u; the defaults: every earlier network).
     A source's ``false_peaks`` (when it has them) and ``part_share`` of its dice give
     "not a die" crops, and its ``die_boxes`` crops of dice as a detector boxed them
     (``_cls_samples``); its ``hard_dice`` give ``hard_weight`` times as many crops."""
@@ -702,7 +709,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                                   part_share=part_share,
                                   die_boxes=on_dice[i] if on_dice else None,
                                   hard=hard[i] if hard else None, hard_weight=hard_weight,
-                                  area=area_crops)
+                                  area=area_crops, size=crop_size, span=crop_span)
             pool.extend(zip(cs, ls, strict=True))
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
@@ -737,21 +744,26 @@ def _export_det(det: Detector, out: Path) -> None:
 
 
 def _export_cls(cls: Classifier, out: Path, name: str = "classifier",
-                area_crops: bool = False) -> None:
-    """The classifier as ONNX (weights at half precision). ``area_crops``: the file says
-    so in its metadata (``crop_filter``: ``area``), where tuning reads it
-    (``learned.area_networks``)."""
+                area_crops: bool = False, crop_size: int = CROP,
+                crop_span: float = CROP_SPAN) -> None:
+    """The classifier as ONNX (weights at half precision), its input ``crop_size`` square.
+    ``area_crops``: the file says so in its metadata (``crop_filter``: ``area``), where
+    tuning reads it (``learned.area_networks``); a ``crop_span`` other than
+    ``CROP_SPAN`` is written there too (``crop_span``), where the reader reads it."""
     out.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(cls, torch.zeros(1, 3, CROP, CROP), str(out / f"{name}.onnx"),
+    torch.onnx.export(cls, torch.zeros(1, 3, crop_size, crop_size), str(out / f"{name}.onnx"),
                       input_names=["crops"], output_names=["logits", "embedding"],
                       dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"},
                                     "embedding": {0: "n"}}, **_ONNX)
     store_half(out / f"{name}.onnx")
-    if area_crops:
+    props = {CROP_FILTER_KEY: "area"} if area_crops else {}
+    if crop_span != CROP_SPAN:
+        props[CROP_SPAN_KEY] = repr(float(crop_span))
+    if props:
         import onnx
 
         model = onnx.load(str(out / f"{name}.onnx"))
-        onnx.helper.set_model_props(model, {CROP_FILTER_KEY: "area"})
+        onnx.helper.set_model_props(model, props)
         onnx.save(model, str(out / f"{name}.onnx"))
 
 
@@ -775,7 +787,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           tune_views: tuple[int, ...] = (1, 4), det_stretch: float = 1.0,
           hard_photos: str | Path | None = None, hard_share: float = 0.3,
           hard_dice: str | Path | None = None, hard_weight: int = 3,
-          camera_aug: bool = False, ema: float = 0.0, area_crops: bool = False) -> Path:
+          camera_aug: bool = False, ema: float = 0.0, area_crops: bool = False,
+          cls_crop: int = CROP, cls_span: float = CROP_SPAN) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -803,7 +816,9 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     (``_camera_augment``). ``ema``: the classifiers exported are the running average of
     their weights with this decay (``train_classifier``; 0: the last weights).
     ``area_crops``: the classifiers learn from area-shrunk crops and their files say so
-    (``learned_model.crop``, ``learned.area_networks``); tuning has the reader cut theirs so."""
+    (``learned_model.crop``, ``learned.area_networks``); tuning has the reader cut theirs so.
+    ``cls_crop`` / ``cls_span``: the classifiers' input side (px) and crop side in die
+    sides (issue 8u); the reader cuts each network's crops as its file says."""
     out = Path(out)
     split = dice_photos.resolve_split(out, val_tenths, webcam_val)
     train_sets, val_sets = dice_photos.SPLITS[split]
@@ -857,8 +872,9 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                width=cls_width, upright=upright, small_weight=small_weight,
                                part_share=part_negatives,
                                hard_weight=hard_weight if hard_dice else 1,
-                               camera_aug=camera_aug, ema=ema, area_crops=area_crops)
-        _export_cls(cls, out, name, area_crops)
+                               camera_aug=camera_aug, ema=ema, area_crops=area_crops,
+                               crop_size=cls_crop, crop_span=cls_span)
+        _export_cls(cls, out, name, area_crops, cls_crop, cls_span)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")
     if "tune" not in parts:
@@ -867,7 +883,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
 
     meta = tune_thresholds(out, root=root, log=log, val_sets=val_sets,
                            sizes=tuple(tune_sizes), views=tuple(tune_views))
-    meta.update({"crop": CROP, "seed": seed, "det_steps": det_steps, "det_batch": DET_BATCH,
+    meta.update({"crop": CROP, "cls_crop": cls_crop, "cls_span": cls_span, "seed": seed,
+                 "det_steps": det_steps, "det_batch": DET_BATCH,
                  "det_crop": DET_CROP, "det_scales": list(det_scales),
                  "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
                  "cls_width": cls_width, "upright_steps": upright_steps,

@@ -23,6 +23,9 @@ from companion.cli import main
     (["--tune-views", "3"], "--tune-views 3: each 1, 2, 4 or 8"),
     (["--ema", "1"], "--ema 1: needs a decay from 0 (off) to below 1"),
     (["--ema", "-0.5"], "--ema -0.5: needs a decay from 0 (off) to below 1"),
+    (["--cls-crop", "8"], "--cls-crop 8: needs a side from 16 to 256 px"),
+    (["--cls-crop", "512"], "--cls-crop 512: needs a side from 16 to 256 px"),
+    (["--cls-span", "0.5"], "--cls-span 0.5: needs from 0.8 to 4 die sides"),
 ])
 def test_bad_options_are_one_line(tmp_path, capsys, extra, names):
     assert main(["train", "--out", str(tmp_path / "run"), *extra]) == 2

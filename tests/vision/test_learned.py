@@ -20,6 +20,7 @@ from companion.vision.learned import (
     MODEL_DIR,
     LearnedReader,
     ModelMissing,
+    crops_blob,
     default_reader,
 )
 from companion.vision.render_dice import render_dice_scene
@@ -649,6 +650,46 @@ def test_the_committed_model_cuts_every_crop_as_its_networks_were_trained(reader
 
 
 @needs_model
+def test_the_committed_model_cuts_its_crops_at_the_networks_own_shape(reader):
+    from companion.vision.learned import MODEL_DIR as committed
+    from companion.vision.learned import crop_shapes_of
+
+    files = ["classifier.onnx", *reader.upright_files]
+    assert reader.crop_shapes == crop_shapes_of(committed, files)
+
+
+@needs_model
+def test_crop_shapes_that_a_network_file_contradicts_are_one_line_naming_it(tmp_path):
+    """reader.json ``crop_shapes`` (issue 8u) must agree with each network file's own
+    input side and ``crop_span``: a classifier trained on 48 px crops over 1.3 die sides
+    named as reading 1.7 is refused, naming the file and the fix."""
+    import shutil
+
+    from companion.vision.learned import ModelUnreadable
+
+    d = _model_copy(tmp_path, upright_files=["classifier_upright.onnx"],
+                    crop_shapes={"classifier_upright.onnx": [48, 1.7]})
+    shutil.copy(MODEL_DIR / "classifier_upright.onnx", d / "classifier_upright.onnx")
+    with pytest.raises(ModelUnreadable) as exc:
+        LearnedReader(d)
+    message = str(exc.value)
+    assert "classifier_upright.onnx reads 48 px crops spanning 1.3 die sides" in message
+    assert "'crop_shapes' gives 48 px and 1.7" in message and "\n" not in message
+    # OpenCV cannot read a file's metadata: it cuts as reader.json says
+    cv = LearnedReader(d, backend="opencv")
+    image, dice = render_dice_scene(7_000_017)
+    boxes = [die.box for die in dice]
+    fed = []
+    forward = cv._forward
+    cv._forward = lambda net, blob: (fed.append((net, blob)), forward(net, blob))[1]
+    cv.classify_both(image, boxes, upright=True)
+    wide = [blob for net, blob in fed if net is cv._up_nets[0]]
+    assert len(wide) == 1
+    assert np.array_equal(wide[0], crops_blob(cv._crops(image, boxes, span=1.7)))
+    assert not np.array_equal(wide[0], crops_blob(cv._crops(image, boxes)))
+
+
+@needs_model
 def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path):
     from companion.vision.learned import ModelUnreadable
 
@@ -685,6 +726,14 @@ def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path)
     ('{"fewshot": {"10": [0.9, 0.2, "upright", 0.5, null, null]}}', "key 'fewshot'"),
     ('{"fewshot": {"10": [0.9, 0.2, "upright", 0.5, 0.3, 0.9, 1]}}', "key 'fewshot'"),
     ('{"fewshot": {"10": [0.9, 0.2, "sideways"]}}', "embedding 'sideways'"),
+    ('{"crop_shapes": ["classifier.onnx"]}', "'crop_shapes' must map"),
+    ('{"crop_shapes": {"classifier.onnx": 64}}', "'crop_shapes' must map"),
+    ('{"crop_shapes": {"classifier.onnx": [64]}}', "'crop_shapes' must map"),
+    ('{"crop_shapes": {"classifier.onnx": [8, 1.3]}}', "'crop_shapes' must map"),
+    ('{"crop_shapes": {"classifier.onnx": [64.0, 1.3]}}', "'crop_shapes' must map"),
+    ('{"crop_shapes": {"classifier.onnx": [64, 9]}}', "'crop_shapes' must map"),
+    ('{"crop_shapes": {"classifier.onnx": [64, true]}}', "'crop_shapes' must map"),
+    ('{"crop_shapes": {"../x.onnx": [64, 1.3]}}', "'crop_shapes' must map"),
 ])
 def test_a_broken_reader_json_is_one_line_naming_it(tmp_path, text, named):
     from companion.vision.learned import ModelUnreadable

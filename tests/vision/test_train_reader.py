@@ -567,3 +567,91 @@ def test_a_classifier_trained_on_area_crops_says_so_in_its_file(tmp_path):
     a, b = (ort.InferenceSession(str(tmp_path / f)).run(None, {"crops": x})[0]
             for f in files[:2])
     assert np.array_equal(a, b)
+
+
+def test_crop_size_and_span_draw_the_same_samples_cut_larger_and_wider():
+    """--cls-crop / --cls-span (issue 8u): the same random draws, each crop cut ``size``
+    px square over ``span`` die sides instead of 48 px over 1.3."""
+    from companion.vision.learned_model import crop
+
+    img = np.random.default_rng(3).integers(0, 256, (300, 300, 3), dtype=np.uint8)
+    boxes = np.array([[20, 20, 120, 120], [150, 160, 260, 270]], np.float32)
+    faces = np.array([2, 5])
+    kw = {"per_die": 2, "backgrounds": 2, "upright": True, "part_share": 1.0,
+          "false_peaks": np.array([[200, 20, 290, 110]], np.float32)}
+    ra, rb = np.random.default_rng(4), np.random.default_rng(4)
+    plain, plain_labels = T._cls_samples(img, boxes, faces, ra, **kw)
+    wide, wide_labels = T._cls_samples(img, boxes, faces, rb, size=64, span=1.7, **kw)
+    assert plain_labels == wide_labels and ra.random() == rb.random()
+    assert all(p.shape == (T.CROP, T.CROP, 3) for p in plain)
+    assert all(w.shape == (64, 64, 3) for w in wide)
+    again = np.random.default_rng(4)
+    side0, centre = np.float32(100), np.float32(70)  # as the boxes' own arithmetic
+    side = side0 * 1.7 * again.uniform(0.8, 1.3)
+    cx = centre + again.normal(0, 0.06) * side0
+    cy = centre + again.normal(0, 0.06) * side0
+    want = crop(img, cx, cy, side, float(again.normal(0, T.UPRIGHT_TURN)), size=64)
+    if again.random() < 0.5:
+        want = np.ascontiguousarray(want[:, ::-1])
+    assert np.array_equal(wide[0], want)
+    # the augmentations keep a crop's size
+    rng = np.random.default_rng(5)
+    assert all(T._cls_augment(w, rng, camera=True).shape == (64, 64, 3) for w in wide)
+
+
+def test_a_classifier_of_another_crop_says_so_and_the_reader_cuts_its_crops(tmp_path):
+    """A network exported at 64 px over 1.7 die sides: its file's input is 64 px and its
+    metadata names the span; tuning records both (``crop_shapes_of``) and a reader given
+    them reads that network on such crops, the others on 48 px over 1.3."""
+    import json
+    import shutil
+
+    from companion.vision.learned import (
+        MODEL_DIR,
+        LearnedReader,
+        ModelUnreadable,
+        _softmax,
+        crop_shapes_of,
+        crops_blob,
+    )
+    from companion.vision.render_dice import render_dice_scene
+
+    if not (MODEL_DIR / "detector.onnx").is_file():
+        pytest.skip("no committed model")
+    torch.manual_seed(0)
+    model = T.Classifier().eval()
+    T._export_cls(model, tmp_path, "classifier_upright_w", crop_size=64, crop_span=1.7)
+    T._export_cls(model, tmp_path, "classifier_upright")
+    for name in ("detector.onnx", "classifier.onnx"):
+        shutil.copy(MODEL_DIR / name, tmp_path / name)
+    files = ["classifier.onnx", "classifier_upright.onnx", "classifier_upright_w.onnx"]
+    shapes = crop_shapes_of(tmp_path, files)
+    assert shapes == {"classifier_upright_w.onnx": [64, 1.7]}
+    assert ort.InferenceSession(str(tmp_path / files[2])).get_inputs()[0].shape[2:] == [64, 64]
+    meta = json.loads((MODEL_DIR / "reader.json").read_text())
+    meta.update(upright_files=files[1:], upright_weight=1.0, views=1, crop_shapes=shapes)
+    (tmp_path / "reader.json").write_text(json.dumps(meta))
+    reader = LearnedReader(tmp_path)
+    image, dice = render_dice_scene(7_000_013)
+    boxes = [die.box for die in dice]
+    fed = []
+    forward = reader._forward
+    reader._forward = lambda net, blob: (fed.append((net, blob)), forward(net, blob))[1]
+    got = reader.classify_both(image, boxes, upright=True)[2]
+    nets = {id(net): blob for net, blob in fed}
+    plain = crops_blob(reader._crops(image, boxes))
+    wide = crops_blob(reader._crops(image, boxes, side=64, span=1.7))
+    assert plain.shape[2:] == (48, 48) and wide.shape[2:] == (64, 64)
+    assert np.array_equal(nets[id(reader._up_nets[0])], plain)
+    assert np.array_equal(nets[id(reader._up_nets[1])], wide)
+    want = (_softmax(forward(reader._up_nets[0], plain)[0])
+            + _softmax(forward(reader._up_nets[1], wide)[0])) / 2
+    assert np.allclose(got, want, atol=1e-6)
+    # reader.json that does not say so is refused in one line naming the file
+    meta["crop_shapes"] = {}
+    (tmp_path / "reader.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelUnreadable) as exc:
+        LearnedReader(tmp_path)
+    message = str(exc.value)
+    assert "classifier_upright_w.onnx reads 64 px crops spanning 1.7" in message
+    assert "\n" not in message
