@@ -274,7 +274,7 @@ class LearnedReader:
                     self.crop_size = shape[-1]
                 for path, net in ((cls, self._cls_s), *zip(ups, self._up_nets, strict=True)):
                     side, span = self._shape_of(path.name)
-                    own = network_shape(net, self.crop_size)
+                    own = network_shape(net, self.crop_size, path)
                     if own != (side, span):
                         raise ModelUnreadable(
                             f"{d / 'reader.json'}: {path.name} reads {own[0]} px crops "
@@ -679,15 +679,19 @@ def area_networks(model_dir: str | Path, files: list[str]) -> list[str]:
     return out
 
 
-def network_shape(session: Any, side: int) -> tuple[int, float]:
+def network_shape(session: Any, side: int, path: Path) -> tuple[int, float]:
     """An ONNX Runtime classifier session's crop side (its input's own, else ``side``)
-    and span in die sides (its ``CROP_SPAN_KEY`` metadata, else ``CROP_SPAN``)."""
+    and span in die sides (its ``CROP_SPAN_KEY`` metadata, else ``CROP_SPAN``); a span
+    that is not a number from 0.8 to 4 is one line naming the file (``path``)."""
     shape = session.get_inputs()[0].shape
     span = session.get_modelmeta().custom_metadata_map.get(CROP_SPAN_KEY)
     try:
         own_span = float(span) if span is not None else CROP_SPAN
+        if not 0.8 <= own_span <= 4:
+            raise ValueError
     except ValueError:
-        own_span = CROP_SPAN
+        raise ModelUnreadable(f"{path}: metadata '{CROP_SPAN_KEY}' must be a number of die "
+                              f"sides from 0.8 to 4, not {span!r}") from None
     return (shape[-1] if isinstance(shape[-1], int) else side), own_span
 
 
@@ -708,7 +712,7 @@ def crop_shapes_of(model_dir: str | Path, files: list[str]) -> dict[str, list]:
         path = Path(model_dir) / name
         if not path.is_file():
             continue
-        side, span = network_shape(_load(path, session), 0)
+        side, span = network_shape(_load(path, session), 0, path)
         base = base or side
         if side and (side, span) != (base, CROP_SPAN):
             shapes[name] = [side, span]

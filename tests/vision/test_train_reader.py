@@ -655,3 +655,22 @@ def test_a_classifier_of_another_crop_says_so_and_the_reader_cuts_its_crops(tmp_
     message = str(exc.value)
     assert "classifier_upright_w.onnx reads 64 px crops spanning 1.7" in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("span", ["wide", "0", "nan"])
+def test_a_network_file_with_a_broken_crop_span_is_one_line_naming_it(tmp_path, span):
+    import onnx
+
+    from companion.vision.learned import ModelUnreadable, crop_shapes_of
+    from companion.vision.learned_model import CROP_SPAN_KEY
+
+    T._export_cls(T.Classifier().eval(), tmp_path, "classifier_upright")
+    path = tmp_path / "classifier_upright.onnx"
+    model = onnx.load(str(path))
+    onnx.helper.set_model_props(model, {CROP_SPAN_KEY: span})
+    onnx.save(model, str(path))
+    with pytest.raises(ModelUnreadable) as exc:
+        crop_shapes_of(tmp_path, ["classifier_upright.onnx"])
+    message = str(exc.value)
+    assert "classifier_upright.onnx" in message and "'crop_span'" in message
+    assert "\n" not in message
