@@ -262,6 +262,10 @@ class LearnedReader:
                 self._det_s = session(det)
                 self._cls_s = session(cls)
                 self._up_nets = [session(u) for u in ups]
+                shape = self._cls_s.get_inputs()[0].shape
+                if isinstance(shape[-1], int):  # the network's own input side wins
+                    self.crop_size = shape[-1]
+                # each file's own marks must agree with reader.json's cuts
                 for path, net in ((cls, self._cls_s), *zip(ups, self._up_nets, strict=True)):
                     marked = net.get_modelmeta().custom_metadata_map.get(CROP_FILTER_KEY)
                     if marked == "area" and path.name not in area:
@@ -269,10 +273,6 @@ class LearnedReader:
                             f"{d / 'reader.json'}: {path.name} was trained on area-shrunk "
                             "crops but key 'area_crops' does not name it: tune the folder "
                             "again (companion train --part tune) or add it")
-                shape = self._cls_s.get_inputs()[0].shape
-                if isinstance(shape[-1], int):  # the network's own input side wins
-                    self.crop_size = shape[-1]
-                for path, net in ((cls, self._cls_s), *zip(ups, self._up_nets, strict=True)):
                     side, span = self._shape_of(path.name)
                     own = network_shape(net, self.crop_size, path)
                     if own != (side, span):
@@ -660,6 +660,13 @@ def area_networks(model_dir: str | Path, files: list[str]) -> list[str]:
     """Which of ``files`` (classifiers in ``model_dir``; those not there are passed over)
     were trained on area-shrunk crops, as their ONNX metadata says
     (``CROP_FILTER_KEY``, written by ``train_reader._export_cls``)."""
+    return [name for name, _, net in _sessions(model_dir, files)
+            if net.get_modelmeta().custom_metadata_map.get(CROP_FILTER_KEY) == "area"]
+
+
+def _sessions(model_dir: str | Path, files: list[str]) -> list[tuple[str, Path, Any]]:
+    """(name, path, ONNX Runtime session) of each of ``files`` that is in ``model_dir``
+    (a file that will not load is one line naming it)."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -668,15 +675,8 @@ def area_networks(model_dir: str | Path, files: list[str]) -> list[str]:
     def session(p: str) -> Any:
         return ort.InferenceSession(p, so, providers=["CPUExecutionProvider"])
 
-    out = []
-    for name in files:
-        path = Path(model_dir) / name
-        if not path.is_file():
-            continue
-        meta = _load(path, session).get_modelmeta()
-        if meta.custom_metadata_map.get(CROP_FILTER_KEY) == "area":
-            out.append(name)
-    return out
+    paths = [(name, Path(model_dir) / name) for name in files]
+    return [(name, path, _load(path, session)) for name, path in paths if path.is_file()]
 
 
 def network_shape(session: Any, side: int, path: Path) -> tuple[int, float]:
@@ -699,20 +699,9 @@ def crop_shapes_of(model_dir: str | Path, files: list[str]) -> dict[str, list]:
     """reader.json ``crop_shapes`` for ``files`` (classifiers in ``model_dir``; those not
     there are passed over): each one whose input side or crop span differs from the
     first's (the turned classifier's side, ``CROP_SPAN``), as [side, span]."""
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-
-    def session(p: str) -> Any:
-        return ort.InferenceSession(p, so, providers=["CPUExecutionProvider"])
-
     shapes, base = {}, None
-    for name in files:
-        path = Path(model_dir) / name
-        if not path.is_file():
-            continue
-        side, span = network_shape(_load(path, session), 0, path)
+    for name, path, net in _sessions(model_dir, files):
+        side, span = network_shape(net, 0, path)
         base = base or side
         if side and (side, span) != (base, CROP_SPAN):
             shapes[name] = [side, span]
