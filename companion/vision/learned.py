@@ -572,10 +572,9 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     from companion.vision.intervals import bootstrap_intervals
 
     members = upright_members(model_dir)
-    networks = ["classifier.onnx", *(members or [])]
+    nets = _sessions(model_dir, ["classifier.onnx", *(members or [])])  # each loaded once
     reader = LearnedReader(model_dir, det_threshold=0.1, upright_files=members,
-                           area_crops=area_networks(model_dir, networks),
-                           crop_shapes=crop_shapes_of(model_dir, networks))
+                           area_crops=_area_marked(nets), crop_shapes=_shapes(nets))
     mixes = upright_weights if reader.has_upright else (0.0,)
     val, groups = [], []  # groups: each photo's set and source photo (for the interval)
     for name in val_sets or dice_photos.VAL_SETS:
@@ -660,7 +659,12 @@ def area_networks(model_dir: str | Path, files: list[str]) -> list[str]:
     """Which of ``files`` (classifiers in ``model_dir``; those not there are passed over)
     were trained on area-shrunk crops, as their ONNX metadata says
     (``CROP_FILTER_KEY``, written by ``train_reader._export_cls``)."""
-    return [name for name, _, net in _sessions(model_dir, files)
+    return _area_marked(_sessions(model_dir, files))
+
+
+def _area_marked(nets: list[tuple[str, Path, Any]]) -> list[str]:
+    """``area_networks`` of loaded (name, path, session) triples (``_sessions``)."""
+    return [name for name, _, net in nets
             if net.get_modelmeta().custom_metadata_map.get(CROP_FILTER_KEY) == "area"]
 
 
@@ -699,8 +703,13 @@ def crop_shapes_of(model_dir: str | Path, files: list[str]) -> dict[str, list]:
     """reader.json ``crop_shapes`` for ``files`` (classifiers in ``model_dir``; those not
     there are passed over): each one whose input side or crop span differs from the
     first's (the turned classifier's side, ``CROP_SPAN``), as [side, span]."""
+    return _shapes(_sessions(model_dir, files))
+
+
+def _shapes(nets: list[tuple[str, Path, Any]]) -> dict[str, list]:
+    """``crop_shapes_of`` of loaded (name, path, session) triples (``_sessions``)."""
     shapes, base = {}, None
-    for name, path, net in _sessions(model_dir, files):
+    for name, path, net in nets:
         side, span = network_shape(net, 0, path)
         base = base or side
         if side and (side, span) != (base, CROP_SPAN):

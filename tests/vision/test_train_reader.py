@@ -599,7 +599,8 @@ def test_crop_size_and_span_draw_the_same_samples_cut_larger_and_wider():
     assert all(T._cls_augment(w, rng, camera=True).shape == (64, 64, 3) for w in wide)
 
 
-def test_a_classifier_of_another_crop_says_so_and_the_reader_cuts_its_crops(tmp_path):
+def test_a_classifier_of_another_crop_says_so_and_the_reader_cuts_its_crops(tmp_path,
+                                                                            monkeypatch):
     """A network exported at 64 px over 1.7 die sides: its file's input is 64 px and its
     metadata names the span; tuning records both (``crop_shapes_of``) and a reader given
     them reads that network on such crops, the others on 48 px over 1.3."""
@@ -655,6 +656,25 @@ def test_a_classifier_of_another_crop_says_so_and_the_reader_cuts_its_crops(tmp_
     message = str(exc.value)
     assert "classifier_upright_w.onnx reads 64 px crops spanning 1.7" in message
     assert "\n" not in message
+    # tuning the folder again, as the line says, writes the shapes back (and loads each
+    # network file once)
+    import cv2
+
+    from companion.vision import dice_photos, learned
+    from companion.vision.evaluate import LabelledDie, ManifestImage
+
+    cv2.imwrite(str(tmp_path / "v.png"), image)
+    val = [ManifestImage("v.png", tmp_path / "v.png", tuple(
+        LabelledDie(str(d.face), tuple(float(v) for v in d.box)) for d in dice))]
+    monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: val)
+    loads = []
+    sessions = learned._sessions
+    monkeypatch.setattr(learned, "_sessions", lambda d, names: (loads.extend(names),
+                                                                 sessions(d, names))[1])
+    got = learned.tune_thresholds(tmp_path, log=lambda line: None, val_sets=("v",),
+                                  sizes=(416,), views=(1,), upright_weights=(1.0,))
+    assert got["crop_shapes"] == shapes and got["area_crops"] == []
+    assert sorted(loads) == sorted(files)
 
 
 @pytest.mark.parametrize("span", ["wide", "0", "nan"])
