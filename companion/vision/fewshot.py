@@ -43,6 +43,7 @@ from companion.vision.intervals import FALSE_COST, WRONG_COST
 from companion.vision.learned import (
     EMBED_SIZE,
     EMBEDDINGS,
+    TURNED,
     UPRIGHT_EMBEDDINGS,
     LearnedReader,
     is_fraction,
@@ -141,6 +142,8 @@ def build_prototypes(manifest: list[ManifestImage], shots: int, *, seed: int = 0
         raise FewShotError("need labelled dice of at least two faces to calibrate")
     networks = ({"upright_files": list(reader.upright_files)}
                 if embedding in UPRIGHT_EMBEDDINGS else {})
+    networks["fingerprints"] = {name: reader.fingerprints[name]
+                                for name in _embedding_files(embedding, reader)}
     return {"format": FEWSHOT_FORMAT, "shots": shots, "seed": seed, "embedding": embedding,
             **networks, "prototypes": protos, "min_similarity": sim, "min_margin": margin,
             "det_threshold": det, "det_low_threshold": low, "low_similarity": low_sim,
@@ -155,16 +158,29 @@ def _check_embedding(embedding: str, reader: LearnedReader) -> None:
                            "classifier")
 
 
+def _embedding_files(embedding: str, reader: LearnedReader) -> list[str]:
+    """The classifier files whose embeddings make ``embedding``."""
+    return list(reader.upright_files) if embedding in UPRIGHT_EMBEDDINGS else [TURNED]
+
+
 def _check_networks(data: dict, reader: LearnedReader) -> None:
     """A profile of an embedding the upright networks make must have been made by this
-    model's networks (profiles from before issue 8p name none: taken on trust), and its
-    prototypes must be as long as this model's embedding."""
+    model's networks (profiles from before issue 8p name none: taken on trust), each
+    holding the weights it held then (profiles from before issue 8w keep no
+    fingerprints: names only), and its prototypes must be as long as this model's
+    embedding."""
     embedding = data.get("embedding", "turned")
     named = data.get("upright_files")
     if embedding in UPRIGHT_EMBEDDINGS and named is not None and named != reader.upright_files:
         raise FewShotError(f"the profile was built with upright classifiers {named}, this "
                            f"model has {reader.upright_files}: build it again "
                            "(companion calibrate --from-manifest)")
+    for name, made in (data.get("fingerprints") or {}).items():
+        now = reader.fingerprints.get(name)
+        if name in _embedding_files(embedding, reader) and now != made:
+            raise FewShotError(f"the profile was built with another {name} (weights "
+                               f"{made}, this model's {now}): build it again "
+                               "(companion calibrate --from-manifest)")
     size = reader.embedding_size(embedding)
     length = len(next(iter(data["prototypes"].values())))
     if length != size:
@@ -409,6 +425,11 @@ def load_fewshot(directory: str | Path) -> dict:
                               or not all(isinstance(f, str) and f for f in named)):
         raise FewShotError(f"{path}: key 'upright_files' must be a list of network file "
                            f"names, not {named!r}")
+    prints = data.get("fingerprints")
+    if prints is not None and (not isinstance(prints, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and k and v for k, v in prints.items())):
+        raise FewShotError(f"{path}: key 'fingerprints' must map network file names to "
+                           f"fingerprints, not {prints!r}")
     if embedding == "members" and next(iter(dims)) % EMBED_SIZE:
         raise FewShotError(f"{path}: 'members' prototypes must hold {EMBED_SIZE} numbers "
                            "per network")

@@ -21,6 +21,7 @@ The classifiers' embeddings also read symbol dice with few shots (``classify`` w
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -51,6 +52,7 @@ DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": No
             "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32,
             "upright_weight": 0.0, "keep_nested": True, "upright_files": None,
             "area_crops": [], "crop_shapes": {}}
+TURNED = "classifier.onnx"
 UPRIGHT = "classifier_upright.onnx"
 # Which embedding few-shot prototypes are made of: the turned classifier's (trained at any
 # rotation), the upright classifiers' mean (trained keeping the photo's up; issue 8k), or
@@ -190,7 +192,7 @@ class LearnedReader:
                  area_crops: list[str] | None = None,
                  crop_shapes: dict[str, list] | None = None) -> None:
         d = Path(model_dir) if model_dir else MODEL_DIR
-        det, cls = d / "detector.onnx", d / "classifier.onnx"
+        det, cls = d / "detector.onnx", d / TURNED
         if not det.is_file() or not cls.is_file():
             raise ModelMissing(f"learned reader model not found in {d}")
         self.meta = meta = _read_meta(d / "reader.json")
@@ -290,6 +292,10 @@ class LearnedReader:
         self._turned_cut = (cls.name in area, *self._shape_of(cls.name))
         self._up_cuts = [(u.name in area, *self._shape_of(u.name)) for u in ups]
         self.has_upright = bool(ups)
+        # what each classifier file holds (issue 8w): a few-shot profile names the
+        # networks that embedded its shots, and a file of the same name may since hold
+        # other weights (8w's classifier_upright.onnx is not 8s's)
+        self.fingerprints = {p.name: network_fingerprint(p) for p in (cls, *ups)}
         self._lock = threading.Lock()  # one forward at a time per network pair
 
     def _shape_of(self, name: str) -> tuple[int, float]:
@@ -455,6 +461,11 @@ class LearnedReader:
                              self.keep_nested)
 
 
+def network_fingerprint(path: Path) -> str:
+    """The first 16 hex digits of a network file's SHA-256: which weights it holds."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
 class _Cuts:
     """One frame's crops of some boxes for a reader's classifiers: each kind (area-shrunk
     or sampled, side px, span in die sides) cut once, when a network first asks for it."""
@@ -572,7 +583,7 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
     from companion.vision.intervals import bootstrap_intervals
 
     members = upright_members(model_dir)
-    nets = _sessions(model_dir, ["classifier.onnx", *(members or [])])  # each loaded once
+    nets = _sessions(model_dir, [TURNED, *(members or [])])  # each loaded once
     reader = LearnedReader(model_dir, det_threshold=0.1, upright_files=members,
                            area_crops=_area_marked(nets), crop_shapes=_shapes(nets))
     mixes = upright_weights if reader.has_upright else (0.0,)

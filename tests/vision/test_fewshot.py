@@ -85,6 +85,10 @@ def test_a_members_prototype_is_a_unit_per_network():
      "key 'upright_files' must be a list of network file names"),
     ({"embedding": "members", "prototypes": {"1": [0.5] * 70, "2": [0.5] * 70}},
      f"'members' prototypes must hold {EMBED_SIZE} numbers per network"),
+    ({"fingerprints": ["classifier.onnx"]},
+     "key 'fingerprints' must map network file names to fingerprints"),
+    ({"fingerprints": {"classifier.onnx": 5}},
+     "key 'fingerprints' must map network file names to fingerprints"),
 ])
 def test_a_bad_members_profile_is_refused_in_one_line(tmp_path, data, says):
     doc = {"prototypes": {"1": [1.0] * 128, "2": [0.0] * 128}, **data}
@@ -154,3 +158,55 @@ def test_a_members_profile_reads_a_scene_by_its_networks_scores(reader):
                 if d.box[0] <= r.centre[0] <= d.box[2] and d.box[1] <= r.centre[1] <= d.box[3]
                 and r.face == d.face)
     assert right >= 0.8 * len(dice)
+
+
+@needs_model
+def test_the_reader_fingerprints_each_classifier_file_by_its_bytes(reader):
+    import hashlib
+
+    from companion.vision.learned import MODEL_DIR, TURNED, network_fingerprint
+
+    assert list(reader.fingerprints) == [TURNED, *reader.upright_files]
+    for name, print_ in reader.fingerprints.items():
+        assert print_ == hashlib.sha256((MODEL_DIR / name).read_bytes()).hexdigest()[:16]
+        assert network_fingerprint(MODEL_DIR / name) == print_
+    assert len(set(reader.fingerprints.values())) == len(reader.fingerprints)
+
+
+@needs_model
+def test_a_profile_whose_network_file_now_holds_other_weights_is_refused(tmp_path, reader):
+    """Issue 8w put new weights in classifier_upright.onnx under the same name: a profile
+    records each embedding network's fingerprint, and one made with the old weights is
+    refused in one line naming the file, where names alone would let it read wrong."""
+    import shutil
+
+    from companion.vision.learned import MODEL_DIR, LearnedReader
+
+    d = tmp_path / "model"
+    shutil.copytree(MODEL_DIR, d)
+    # another network with the same crops under the first one's name
+    same = [n for n in reader.upright_files[1:]
+            if reader.crop_shapes.get(n) == reader.crop_shapes.get(reader.upright_files[0])]
+    shutil.copy(MODEL_DIR / same[0], d / reader.upright_files[0])
+    other = LearnedReader(d)
+    assert other.upright_files == reader.upright_files  # the same names
+    profile = _members_profile(reader, list(reader.upright_files))
+    profile["fingerprints"] = {n: reader.fingerprints[n] for n in reader.upright_files}
+    FewShotReader(profile, reader=reader)
+    with pytest.raises(FewShotError) as exc:
+        FewShotReader(profile, reader=other)
+    message = str(exc.value)
+    assert f"built with another {reader.upright_files[0]}" in message
+    assert reader.fingerprints[reader.upright_files[0]] in message
+    assert "companion calibrate --from-manifest" in message and "\n" not in message
+    # profiles from before issue 8w keep no fingerprints: checked by the names alone
+    FewShotReader({k: v for k, v in profile.items() if k != "fingerprints"}, reader=other)
+    # a fingerprint of a network the embedding does not use is not asked about
+    turned = {"embedding": "turned", "prototypes": {"1": [1.0] + [0.0] * 63,
+                                                   "2": [0.0, 1.0] + [0.0] * 62},
+              "fingerprints": {**profile["fingerprints"],
+                               "classifier.onnx": reader.fingerprints["classifier.onnx"]}}
+    FewShotReader(turned, reader=other)
+    turned["fingerprints"]["classifier.onnx"] = "0" * 16
+    with pytest.raises(FewShotError, match="built with another classifier.onnx"):
+        FewShotReader(turned, reader=other)

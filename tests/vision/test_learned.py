@@ -459,10 +459,13 @@ def test_a_profile_records_its_embedding_and_one_without_reads_turned(tmp_path, 
     tuned = LearnedReader(d)
     up = build_prototypes(source, 1, seed=2, reader=tuned)
     assert (up["embedding"], up["min_similarity"], up["min_margin"]) == ("upright", 0.8, 0.1)
+    # and the weights of the networks that embedded its shots (issue 8w)
+    assert up["fingerprints"] == {n: tuned.fingerprints[n] for n in tuned.upright_files}
     # asked for the other embedding: thresholds tuned for this one do not carry over
     turned = build_prototypes(source, 1, seed=2, reader=tuned, embedding="turned")
     assert (turned["min_similarity"], turned["min_margin"]) == (DEFAULT_SIMILARITY,
                                                                 DEFAULT_MARGIN)
+    assert turned["fingerprints"] == {"classifier.onnx": tuned.fingerprints["classifier.onnx"]}
     assert turned["prototypes"]["3"] != up["prototypes"]["3"]
     image = load_image(source[0].path)
     seen = []
