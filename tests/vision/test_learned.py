@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from learned_model import needs_model
+from learned_model import needs_model, record_forwards
 
 from companion.vision import dice_photos
 from companion.vision.evaluate import load_manifest, predicted_dice, score_image, summarise
@@ -494,27 +494,23 @@ def test_the_upright_embedding_needs_an_upright_classifier(tmp_path):
 
 @needs_model
 @pytest.mark.parametrize("weight", [1.0, 0.5])
-def test_face_probabilities_are_classifys_without_an_unused_turned_pass(monkeypatch, weight):
+def test_face_probabilities_are_classifys_without_an_unused_turned_pass(weight):
     reader = LearnedReader()
     assert reader.has_upright
     reader.upright_weight = weight
     image, dice = render_dice_scene(7_000_005)
     boxes = [d.box for d in dice]
     want = reader.classify(image, boxes)[0]
-    calls = []
-    forward = reader._forward
-    monkeypatch.setattr(reader, "_forward",
-                        lambda which, blob: calls.append(which) or forward(which, blob))
+    calls = record_forwards(reader)
     assert np.allclose(reader.face_probabilities(image, boxes), want, atol=1e-6)
     # the turned classifier runs only when its probabilities count
-    assert any(net is reader._turned for net in calls) == (weight < 1.0)
+    assert any(net is reader._turned for net, _ in calls) == (weight < 1.0)
     assert len(calls) == len(reader.upright_files) + (weight < 1.0)
 
 
 @needs_model
 @pytest.mark.parametrize("weight", [1.0, 0.7, 0.0])
-def test_classify_all_gives_classifys_answers_running_each_network_once(monkeypatch,
-                                                                         weight):
+def test_classify_all_gives_classifys_answers_running_each_network_once(weight):
     """tune_fewshot reads both embeddings through classify_all: the same probabilities
     and embeddings as classify for each kind, from one pass of each network."""
     reader = LearnedReader()
@@ -522,10 +518,7 @@ def test_classify_all_gives_classifys_answers_running_each_network_once(monkeypa
     image, dice = render_dice_scene(7_000_007)
     boxes = [d.box for d in dice]
     want = {k: reader.classify(image, boxes, k) for k in EMBEDDINGS}
-    calls = []
-    forward = reader._forward
-    monkeypatch.setattr(reader, "_forward",
-                        lambda which, blob: calls.append(which) or forward(which, blob))
+    calls = record_forwards(reader)
     probs, embs = reader.classify_all(image, boxes)
     assert sorted(embs) == sorted(EMBEDDINGS)
     for kind, (want_probs, want_emb) in want.items():
@@ -685,9 +678,7 @@ def test_crop_shapes_that_a_network_file_contradicts_are_one_line_naming_it(tmp_
     cv = LearnedReader(d, backend="opencv")
     image, dice = render_dice_scene(7_000_017)
     boxes = [die.box for die in dice]
-    fed = []
-    forward = cv._forward
-    cv._forward = lambda net, blob: (fed.append((net, blob)), forward(net, blob))[1]
+    fed = record_forwards(cv)
     cv.classify_both(image, boxes, upright=True)
     wide = [blob for net, blob in fed if net is cv._up_nets[0]]
     assert len(wide) == 1

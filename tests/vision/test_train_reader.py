@@ -607,6 +607,8 @@ def test_a_classifier_of_another_crop_says_so_and_the_reader_cuts_its_crops(tmp_
     import json
     import shutil
 
+    from learned_model import record_forwards
+
     from companion.vision.learned import (
         MODEL_DIR,
         LearnedReader,
@@ -635,9 +637,8 @@ def test_a_classifier_of_another_crop_says_so_and_the_reader_cuts_its_crops(tmp_
     reader = LearnedReader(tmp_path)
     image, dice = render_dice_scene(7_000_013)
     boxes = [die.box for die in dice]
-    fed = []
-    forward = reader._forward
-    reader._forward = lambda net, blob: (fed.append((net, blob)), forward(net, blob))[1]
+    forward = reader._forward  # the passes themselves, unrecorded
+    fed = record_forwards(reader)
     got = reader.classify_both(image, boxes, upright=True)[2]
     nets = {id(net): blob for net, blob in fed}
     plain = crops_blob(reader._crops(image, boxes))
