@@ -175,12 +175,12 @@ def _check_networks(data: dict, reader: LearnedReader) -> None:
         raise FewShotError(f"the profile was built with upright classifiers {named}, this "
                            f"model has {reader.upright_files}: build it again "
                            "(companion calibrate --from-manifest)")
-    for name, made in (data.get("fingerprints") or {}).items():
-        now = reader.fingerprints.get(name)
-        if name in _embedding_files(embedding, reader) and now != made:
+    made = data.get("fingerprints") or {}
+    for name in _embedding_files(embedding, reader):
+        if name in made and made[name] != reader.fingerprints[name]:
             raise FewShotError(f"the profile was built with another {name} (weights "
-                               f"{made}, this model's {now}): build it again "
-                               "(companion calibrate --from-manifest)")
+                               f"{made[name]}, this model's {reader.fingerprints[name]}): "
+                               "build it again (companion calibrate --from-manifest)")
     size = reader.embedding_size(embedding)
     length = len(next(iter(data["prototypes"].values())))
     if length != size:
