@@ -164,13 +164,24 @@ def _number(path: Path, meta: dict, key: str, kind: type) -> None:
     meta[key] = kind(value)
 
 
-def _load(path: Path, load: Callable[[str], Any]) -> Any:
-    """A network from its ONNX file; one that will not load is one line naming it."""
+def _load(path: Path, load: Callable[[bytes], Any],
+          prints: dict[str, str] | None = None) -> Any:
+    """A network from its ONNX file's bytes; one that will not load is one line naming
+    it. The file is read once: ``prints`` (if given) gets the fingerprint of the very
+    bytes loaded, under the file's name."""
     try:
-        return load(str(path))
+        data = path.read_bytes()
+        net = load(data)
     except Exception as exc:  # onnxruntime and cv2 raise their own kinds
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelUnreadable(f"{path}: cannot load the network: {first}") from None
+    if prints is not None:
+        prints[path.name] = _fingerprint(data)
+    return net
+
+
+def _read_onnx_cv2(data: bytes) -> Any:
+    return cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
 
 
 def _unit(e: np.ndarray) -> np.ndarray:
@@ -243,6 +254,7 @@ class LearnedReader:
         self.crop_shapes = {n: list(shapes[n]) for n in sorted(shapes)
                             if n in {cls.name, *self.upright_files}}
         self.backend = backend
+        prints: dict[str, str] = {}  # file name -> fingerprint of the bytes loaded
         if backend in ("auto", "onnxruntime"):
             try:
                 import onnxruntime as ort
@@ -258,12 +270,13 @@ class LearnedReader:
                 so.log_severity_level = 3
                 prov = ["CPUExecutionProvider"]
 
-                def session(path: Path) -> Any:
-                    return _load(path, lambda p: ort.InferenceSession(p, so, providers=prov))
+                def session(path: Path, keep: dict[str, str] | None = None) -> Any:
+                    return _load(path, lambda b: ort.InferenceSession(b, so, providers=prov),
+                                 keep)
 
                 self._det_s = session(det)
-                self._cls_s = session(cls)
-                self._up_nets = [session(u) for u in ups]
+                self._cls_s = session(cls, prints)
+                self._up_nets = [session(u, prints) for u in ups]
                 shape = self._cls_s.get_inputs()[0].shape
                 if isinstance(shape[-1], int):  # the network's own input side wins
                     self.crop_size = shape[-1]
@@ -284,9 +297,9 @@ class LearnedReader:
                             f"{side} px and {span:g}: tune the folder again (companion "
                             "train --part tune) or set it")
         if self.backend == "opencv":
-            self._det = _load(det, cv2.dnn.readNetFromONNX)
-            self._cls = _load(cls, cv2.dnn.readNetFromONNX)
-            self._up_nets = [_load(u, cv2.dnn.readNetFromONNX) for u in ups]
+            self._det = _load(det, _read_onnx_cv2)
+            self._cls = _load(cls, _read_onnx_cv2, prints)
+            self._up_nets = [_load(u, _read_onnx_cv2, prints) for u in ups]
         self._turned = self._cls_s if self.backend == "onnxruntime" else self._cls
         # how each network's crops are cut: (area-shrunk, side px, span in die sides)
         self._turned_cut = (cls.name in area, *self._shape_of(cls.name))
@@ -294,8 +307,9 @@ class LearnedReader:
         self.has_upright = bool(ups)
         # what each classifier file holds (issue 8w): a few-shot profile names the
         # networks that embedded its shots, and a file of the same name may since hold
-        # other weights (8w's classifier_upright.onnx is not 8s's)
-        self.fingerprints = {p.name: network_fingerprint(p) for p in (cls, *ups)}
+        # other weights (8w's classifier_upright.onnx is not 8s's); each fingerprint is
+        # of the bytes loaded (the file is read once)
+        self.fingerprints = {p.name: prints[p.name] for p in (cls, *ups)}
         self._lock = threading.Lock()  # one forward at a time per network pair
 
     def _shape_of(self, name: str) -> tuple[int, float]:
@@ -463,7 +477,11 @@ class LearnedReader:
 
 def network_fingerprint(path: Path) -> str:
     """The first 16 hex digits of a network file's SHA-256: which weights it holds."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return _fingerprint(path.read_bytes())
+
+
+def _fingerprint(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 class _Cuts:
@@ -687,8 +705,8 @@ def _sessions(model_dir: str | Path, files: list[str]) -> list[tuple[str, Path, 
     so = ort.SessionOptions()
     so.log_severity_level = 3
 
-    def session(p: str) -> Any:
-        return ort.InferenceSession(p, so, providers=["CPUExecutionProvider"])
+    def session(data: bytes) -> Any:
+        return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
 
     paths = [(name, Path(model_dir) / name) for name in files]
     return [(name, path, _load(path, session)) for name, path in paths if path.is_file()]

@@ -155,9 +155,9 @@ def _on_die(box, die) -> bool:
 
 
 def _detector(model_dir: str | Path):
-    from companion.vision.learned import _load
+    from companion.vision.learned import _load, _read_onnx_cv2
 
-    return _load(Path(model_dir) / "detector.onnx", cv2.dnn.readNetFromONNX)
+    return _load(Path(model_dir) / "detector.onnx", _read_onnx_cv2)
 
 
 def mine_false_peaks(real: RealImages, model_dir: str | Path, threshold: float = 0.3,

@@ -536,6 +536,8 @@ def test_the_opencv_fallback_reads_as_onnx_runtime_does():
     boxes = [d.box for d in dice]
     ort_reader, cv_reader = LearnedReader(), LearnedReader(backend="opencv")
     assert cv_reader.backend == "opencv" and cv_reader.has_upright
+    # each backend loads a file from the bytes it fingerprints (read once)
+    assert cv_reader.fingerprints == ort_reader.fingerprints
     assert np.allclose(cv_reader.face_probabilities(image, boxes),
                        ort_reader.face_probabilities(image, boxes), atol=1e-3)
     for got, want in zip(cv_reader.classify(image, boxes), ort_reader.classify(image, boxes),
