@@ -253,6 +253,8 @@ class LearnedReader:
         shapes = meta["crop_shapes"] if crop_shapes is None else crop_shapes
         self.crop_shapes = {n: list(shapes[n]) for n in sorted(shapes)
                             if n in {cls.name, *self.upright_files}}
+        if backend not in ("auto", "onnxruntime", "opencv"):
+            raise ValueError(f"backend must be auto, onnxruntime or opencv, not {backend!r}")
         self.backend = backend
         prints: dict[str, str] = {}  # file name -> fingerprint of the bytes loaded
         if backend in ("auto", "onnxruntime"):

@@ -747,6 +747,12 @@ def test_a_broken_reader_json_is_one_line_naming_it(tmp_path, text, named):
 
 
 @needs_model
+def test_an_unknown_backend_is_refused_naming_the_choices():
+    with pytest.raises(ValueError, match="auto, onnxruntime or opencv, not 'tensorrt'"):
+        LearnedReader(backend="tensorrt")
+
+
+@needs_model
 @pytest.mark.parametrize("backend", ["onnxruntime", "opencv"])
 def test_a_corrupt_network_file_is_one_line_naming_it(tmp_path, backend):
     from companion.vision.learned import ModelUnreadable
