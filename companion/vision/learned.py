@@ -202,6 +202,8 @@ class LearnedReader:
                  upright_files: list[str] | None = None,
                  area_crops: list[str] | None = None,
                  crop_shapes: dict[str, list] | None = None) -> None:
+        if backend not in ("auto", "onnxruntime", "opencv"):
+            raise ValueError(f"backend must be auto, onnxruntime or opencv, not {backend!r}")
         d = Path(model_dir) if model_dir else MODEL_DIR
         det, cls = d / "detector.onnx", d / TURNED
         if not det.is_file() or not cls.is_file():
@@ -253,8 +255,6 @@ class LearnedReader:
         shapes = meta["crop_shapes"] if crop_shapes is None else crop_shapes
         self.crop_shapes = {n: list(shapes[n]) for n in sorted(shapes)
                             if n in {cls.name, *self.upright_files}}
-        if backend not in ("auto", "onnxruntime", "opencv"):
-            raise ValueError(f"backend must be auto, onnxruntime or opencv, not {backend!r}")
         self.backend = backend
         prints: dict[str, str] = {}  # file name -> fingerprint of the bytes loaded
         if backend in ("auto", "onnxruntime"):

@@ -746,10 +746,10 @@ def test_a_broken_reader_json_is_one_line_naming_it(tmp_path, text, named):
     assert isinstance(exc.value, ModelMissing)  # the commands' one boundary catches it
 
 
-@needs_model
-def test_an_unknown_backend_is_refused_naming_the_choices():
+def test_an_unknown_backend_is_refused_naming_the_choices(tmp_path):
+    # checked before any file is read: an empty folder is not what is reported
     with pytest.raises(ValueError, match="auto, onnxruntime or opencv, not 'tensorrt'"):
-        LearnedReader(backend="tensorrt")
+        LearnedReader(tmp_path, backend="tensorrt")
 
 
 @needs_model
