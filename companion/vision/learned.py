@@ -34,6 +34,7 @@ import numpy as np
 
 from companion.vision.intervals import FALSE_COST, WRONG_COST
 from companion.vision.learned_model import (
+    CROP,
     CROP_FILTER_KEY,
     CROP_SPAN,
     CROP_SPAN_KEY,
@@ -728,6 +729,20 @@ def network_shape(session: Any, side: int, path: Path) -> tuple[int, float]:
         raise ModelUnreadable(f"{path}: metadata '{CROP_SPAN_KEY}' must be a number of die "
                               f"sides from 0.8 to 4, not {span!r}") from None
     return (shape[-1] if isinstance(shape[-1], int) else side), own_span
+
+
+def load_classifier(path: str | Path) -> tuple[Any, tuple[bool, int, float]]:
+    """One classifier network file alone, as ONNX Runtime loads it, and the crops it is
+    fed, as the reader would cut them for it: (area-shrunk, side px, span in die sides),
+    from its input and metadata (an input side that is not fixed takes ``CROP``). A file
+    that is missing, will not load, or has a span that is no number from 0.8 to 4, is one
+    line naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelMissing(f"{path}: no such network file")
+    nets = _sessions(path.parent, [path.name])
+    side, span = network_shape(nets[0][2], CROP, path)
+    return nets[0][2], (bool(_area_marked(nets)), side, span)
 
 
 def crop_shapes_of(model_dir: str | Path, files: list[str]) -> dict[str, list]:

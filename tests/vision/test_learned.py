@@ -1010,3 +1010,26 @@ def test_a_network_trained_on_area_crops_but_not_named_is_one_line(tmp_path):
     assert "'area_crops'" in message and "\n" not in message
     assert LearnedReader(d, area_crops=["classifier_upright.onnx"]).area_crops == [
         "classifier_upright.onnx"]
+
+
+@needs_model
+def test_a_classifier_file_alone_loads_with_the_crops_the_reader_cuts_for_it(tmp_path):
+    """``load_classifier`` (benchmarks/network_alone.py): a network file on its own, fed
+    the crops the reader would cut for it, as its input and metadata say."""
+    from companion.vision.learned import ModelUnreadable, load_classifier
+
+    reader = LearnedReader()
+    for name, cut in zip(reader.upright_files, reader._up_cuts, strict=True):
+        net, own = load_classifier(MODEL_DIR / name)
+        assert own == cut
+        assert net.get_inputs()[0].name == "crops"
+    assert load_classifier(MODEL_DIR / "classifier_upright.onnx")[1] == (False, 64, 1.3)
+    assert load_classifier(MODEL_DIR / "classifier_upright_c28.onnx")[1] == (False, 48, 1.3)
+    with pytest.raises(ModelMissing, match="no such network file"):
+        load_classifier(tmp_path / "absent.onnx")
+    cut_short = tmp_path / "short.onnx"
+    cut_short.write_bytes((MODEL_DIR / "classifier.onnx").read_bytes()[:1000])
+    with pytest.raises(ModelUnreadable) as exc:
+        load_classifier(cut_short)
+    assert str(exc.value).startswith(f"{cut_short}: cannot load the network")
+    assert "\n" not in str(exc.value)

@@ -1,0 +1,101 @@
+"""Each classifier network alone on the labelled boxes of photo sets: how many dice its
+most probable class names right, before it is averaged into a reader.
+
+    .venv/bin/python benchmarks/network_alone.py DIR/classifier_upright.onnx [FILE ...]
+    .venv/bin/python benchmarks/network_alone.py FILE --sets table-val trays-val
+
+Each network is fed the crops the reader would cut for it (its input side; its span and
+area-shrinking from its metadata, else 1.3 die sides, sampled), one per labelled box; no
+detector, no thresholds. Per network and set: the dice whose most probable of the seven
+classes (faces 1-6, "not a die") is the labelled face ("right"), those it names another
+face at least 0.9 sure ("sure wrong"), and those it calls "not a die". The default sets
+are the validation ones (table-val, trays-val, webcam-val): judge new networks there.
+The "alone" figures of the model card since issue 8u are these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from companion.vision import dice_photos  # noqa: E402
+from companion.vision.frames import FrameUnreadable, load_image  # noqa: E402
+from companion.vision.learned_model import NOT_A_DIE, crop, crops_blob  # noqa: E402
+
+SETS = ("table-val", "trays-val", "webcam-val")
+SURE = 0.9
+FACES = ("1", "2", "3", "4", "5", "6")
+
+
+def tally(net, cut: tuple[bool, int, float], items) -> tuple[int, int, int, int]:
+    """(dice, right, sure wrong, "not a die") of one network over manifest ``items``."""
+    area, side, span = cut
+    dice = right = sure_wrong = not_die = 0
+    for m in items:
+        if not m.dice:
+            continue
+        try:
+            img = load_image(m.path)
+        except FrameUnreadable as exc:
+            print(f"network_alone: skipped {exc}", file=sys.stderr)
+            continue
+        crops = [crop(img, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
+                      max(b[2] - b[0], b[3] - b[1]) * span, size=side, area=area)
+                 for b in (d.box for d in m.dice)]
+        logits, _ = net.run(None, {"crops": crops_blob(crops)})
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs = e / e.sum(axis=1, keepdims=True)
+        for d, p in zip(m.dice, probs, strict=True):
+            k = int(p.argmax())
+            dice += 1
+            if k == NOT_A_DIE:
+                not_die += 1
+            elif FACES[k] == d.face:
+                right += 1
+            elif p[k] >= SURE:
+                sure_wrong += 1
+    return dice, right, sure_wrong, not_die
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("networks", nargs="+", help="classifier .onnx files")
+    ap.add_argument("--sets", nargs="+", default=list(SETS))
+    args = ap.parse_args(argv)
+    if not dice_photos.available():
+        print(f"photo sets not found under {dice_photos.photo_root()}")
+        return 1
+    cv2.setNumThreads(1)
+    from companion.vision.learned import ModelMissing, load_classifier
+
+    try:
+        nets = [(f, *load_classifier(f)) for f in args.networks]
+        sets = {name: dice_photos.load_set(name) for name in args.sets}
+    except ModelMissing as exc:
+        print(f"network_alone: {exc}", file=sys.stderr)
+        return 2
+    except KeyError as exc:
+        print(f"network_alone: {exc.args[0]} (e.g. {', '.join(SETS)}, "
+              f"{', '.join(dice_photos.HELD_ASIDE)})", file=sys.stderr)
+        return 2
+    print(f"| network | crops | set | dice | right | sure wrong (>= {SURE}) | not a die |")
+    print("|---|---|---|---|---|---|---|")
+    for f, net, cut in nets:
+        area, side, span = cut
+        for name, items in sets.items():
+            n, right, wrong, not_die = tally(net, cut, items)
+            shares = " | ".join(f"{100 * k / n:.1f}%" if n else "-"
+                                for k in (right, wrong, not_die))
+            print(f"| {f} | {side} px over {span:g}{', area' if area else ''} | {name} | {n} "
+                  f"| {shares} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
