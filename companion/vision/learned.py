@@ -278,6 +278,7 @@ class LearnedReader:
                                  keep)
 
                 self._det_s = session(det)
+                check_io(self._det_s, det, "detector", DETECTOR_IO)
                 self._cls_s = session(cls, prints)
                 self._up_nets = [session(u, prints) for u in ups]
                 shape = self._cls_s.get_inputs()[0].shape
@@ -303,6 +304,9 @@ class LearnedReader:
             self._det = _load(det, _read_onnx_cv2)
             self._cls = _load(cls, _read_onnx_cv2, prints)
             self._up_nets = [_load(u, _read_onnx_cv2, prints) for u in ups]
+            check_io(self._det, det, "detector", DETECTOR_IO)
+            for path, net in ((cls, self._cls), *zip(ups, self._up_nets, strict=True)):
+                check_io(net, path, "classifier", CLASSIFIER_IO)
         self._turned = self._cls_s if self.backend == "onnxruntime" else self._cls
         # how each network's crops are cut: (area-shrunk, side px, span in die sides)
         self._turned_cut = (cls.name in area, *self._shape_of(cls.name))
@@ -715,10 +719,32 @@ def _sessions(model_dir: str | Path, files: list[str]) -> list[tuple[str, Path, 
     return [(name, path, _load(path, session)) for name, path in paths if path.is_file()]
 
 
+CLASSIFIER_IO = (("crops",), ("logits", "embedding"))
+DETECTOR_IO = (("image",), ("hm", "wh"))
+
+
+def check_io(net: Any, path: Path, kind: str, io: tuple[tuple[str, ...], ...]) -> None:
+    """One line naming ``path`` when a loaded network's input and output names are not
+    those of a ``kind`` network (``io``: input names, output names): a detector in a
+    classifier's place, say, is refused when loaded, not at the first frame. An OpenCV
+    DNN net shows only its outputs, so only they are compared."""
+    outputs = sorted(o.name for o in net.get_outputs()) if hasattr(net, "get_outputs") \
+        else sorted(net.getUnconnectedOutLayersNames())
+    inputs = [i.name for i in net.get_inputs()] if hasattr(net, "get_inputs") else None
+    if outputs == sorted(io[1]) and inputs in (None, list(io[0])):
+        return
+    takes = "" if inputs is None else f"takes {', '.join(inputs) or 'nothing'} and "
+    raise ModelUnreadable(
+        f"{path}: not a die {kind} network: it {takes}gives {', '.join(outputs) or 'nothing'} "
+        f"(a {kind} takes {', '.join(io[0])} and gives {', '.join(io[1])})")
+
+
 def network_shape(session: Any, side: int, path: Path) -> tuple[int, float]:
     """An ONNX Runtime classifier session's crop side (its input's own, else ``side``)
     and span in die sides (its ``CROP_SPAN_KEY`` metadata, else ``CROP_SPAN``); a span
-    that is not a number from 0.8 to 4 is one line naming the file (``path``)."""
+    that is not a number from 0.8 to 4, or a file that is no classifier, is one line
+    naming the file (``path``)."""
+    check_io(session, path, "classifier", CLASSIFIER_IO)
     shape = session.get_inputs()[0].shape
     span = session.get_modelmeta().custom_metadata_map.get(CROP_SPAN_KEY)
     try:

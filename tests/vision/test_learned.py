@@ -1033,3 +1033,36 @@ def test_a_classifier_file_alone_loads_with_the_crops_the_reader_cuts_for_it(tmp
         load_classifier(cut_short)
     assert str(exc.value).startswith(f"{cut_short}: cannot load the network")
     assert "\n" not in str(exc.value)
+
+
+@needs_model
+@pytest.mark.parametrize("backend", ["onnxruntime", "opencv"])
+@pytest.mark.parametrize("into, source, says", [
+    ("classifier_upright_r64l2.onnx", "detector.onnx",
+     "not a die classifier network: it {takes}gives hm, wh (a classifier takes crops and "
+     "gives logits, embedding)"),
+    ("classifier.onnx", "detector.onnx",
+     "not a die classifier network: it {takes}gives hm, wh (a classifier takes crops and "
+     "gives logits, embedding)"),
+    ("detector.onnx", "classifier.onnx",
+     "not a die detector network: it {takes}gives embedding, logits (a detector takes "
+     "image and gives hm, wh)"),
+])
+def test_a_network_in_another_kinds_place_is_one_line_naming_it(tmp_path, backend, into,
+                                                                 source, says):
+    """A detector file where a classifier belongs (or the other way round) loads as a
+    network but is no such network: refused when the reader is made, naming the file,
+    not at the first frame with a runtime's error about missing inputs."""
+    import shutil
+
+    from companion.vision.learned import ModelUnreadable
+
+    d = tmp_path / "model"
+    shutil.copytree(MODEL_DIR, d)
+    LearnedReader(d, backend=backend)  # the copy as it is reads
+    shutil.copy(MODEL_DIR / source, d / into)
+    with pytest.raises(ModelUnreadable) as exc:
+        LearnedReader(d, backend=backend)
+    takes = {"onnxruntime": "takes crops and " if into == "detector.onnx"
+             else "takes image and ", "opencv": ""}[backend]
+    assert str(exc.value) == f"{d / into}: {says.format(takes=takes)}"
