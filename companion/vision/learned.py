@@ -53,6 +53,12 @@ DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": No
             "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32,
             "upright_weight": 0.0, "keep_nested": True, "upright_files": None,
             "area_crops": [], "crop_shapes": {}}
+# reader.json numbers: (lowest, highest, whether the lowest itself is refused)
+RANGES = {"det_threshold": (0, 1, True), "det_low_threshold": (0, 1, True),
+          "face_threshold": (0, 1, False), "low_face_threshold": (0, 1, False),
+          "upright_weight": (0, 1, False), "det_size": (32, 2048, False),
+          "det_ref_side": (32, 8192, False), "det_max_side": (32, 4096, False),
+          "views": (1, 8, False), "crop": (16, 256, False)}
 TURNED = "classifier.onnx"
 UPRIGHT = "classifier_upright.onnx"
 # Which embedding few-shot prototypes are made of: the turned classifier's (trained at any
@@ -94,6 +100,15 @@ def _read_meta(path: Path) -> dict:
         _number(path, meta, key, int)
     if meta["det_low_threshold"] is not None:
         _number(path, meta, "det_low_threshold", float)
+    # a number of the right kind but out of range would blind the reader without a word
+    # (a detector input of 0 px finds no die) or stall it (100,000 px)
+    for key, (low, high, open_low) in RANGES.items():
+        value = meta[key]
+        if value is not None and not (low < value <= high if open_low else
+                                      low <= value <= high):
+            span = (f"above {low:g} and at most {high:g}" if open_low
+                    else f"from {low:g} to {high:g}")
+            raise ModelUnreadable(f"{path}: key {key!r} must be {span}, not {value!r}")
     if not isinstance(meta["keep_nested"], bool):
         raise ModelUnreadable(f"{path}: key 'keep_nested' must be true or false, not "
                               f"{meta['keep_nested']!r}")

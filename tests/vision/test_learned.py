@@ -733,6 +733,20 @@ def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path)
     ('{"crop_shapes": {"classifier.onnx": [64, 9]}}', "'crop_shapes' must map"),
     ('{"crop_shapes": {"classifier.onnx": [64, true]}}', "'crop_shapes' must map"),
     ('{"crop_shapes": {"../x.onnx": [64, 1.3]}}', "'crop_shapes' must map"),
+    # numbers of the right kind out of range (issue 8y): a detector input of 0 px read no
+    # die without a word, 100,000 px stalled the reader
+    ('{"det_size": 0}', "'det_size' must be from 32 to 2048, not 0"),
+    ('{"det_size": 100000}', "'det_size' must be from 32 to 2048, not 100000"),
+    ('{"det_threshold": 2}', "'det_threshold' must be above 0 and at most 1, not 2.0"),
+    ('{"det_threshold": 0}', "'det_threshold' must be above 0 and at most 1, not 0.0"),
+    ('{"det_low_threshold": -0.1}', "'det_low_threshold' must be above 0 and at most 1"),
+    ('{"face_threshold": 1.5}', "'face_threshold' must be from 0 to 1, not 1.5"),
+    ('{"low_face_threshold": -1}', "'low_face_threshold' must be from 0 to 1"),
+    ('{"upright_weight": -0.5}', "'upright_weight' must be from 0 to 1, not -0.5"),
+    ('{"views": 0}', "'views' must be from 1 to 8, not 0"),
+    ('{"det_max_side": 10}', "'det_max_side' must be from 32 to 4096, not 10"),
+    ('{"det_ref_side": 0}', "'det_ref_side' must be from 32 to 8192, not 0"),
+    ('{"crop": 4}', "'crop' must be from 16 to 256, not 4"),
 ])
 def test_a_broken_reader_json_is_one_line_naming_it(tmp_path, text, named):
     from companion.vision.learned import ModelUnreadable
