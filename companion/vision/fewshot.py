@@ -433,6 +433,14 @@ def load_fewshot(directory: str | Path) -> dict:
     if embedding == "members" and next(iter(dims)) % EMBED_SIZE:
         raise FewShotError(f"{path}: 'members' prototypes must hold {EMBED_SIZE} numbers "
                            "per network")
+    # a similarity no face can reach (cosine similarities and the members' scores are
+    # at most 1) would leave every die "unknown" without a word
+    for key, low, high in (("min_similarity", -1, 1), ("min_margin", 0, 2)):
+        value = data.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                low <= value <= high):
+            raise FewShotError(f"{path}: key {key!r} must be a number from {low} to "
+                               f"{high}, not {value!r}")
     for key in ("det_threshold", "det_low_threshold", "low_similarity"):
         value = data.get(key)
         if value is not None and not is_fraction(value):

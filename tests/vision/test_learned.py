@@ -198,6 +198,20 @@ def test_fewshot_file_errors_are_one_line(tmp_path):
             load_fewshot(tmp_path)
         assert str(exc.value) == (f"{tmp_path / 'prototypes.json'}: key 'det_threshold' "
                                   f"must be a number above 0, at most 1, not {bad!r}")
+    # issue 8y: a similarity no face reaches left every die "unknown" without a word; a
+    # word where a number belongs failed in float() with no file named
+    for key, bad, span in (("min_similarity", 5, "-1 to 1"), ("min_similarity", "x", "-1 to 1"),
+                           ("min_similarity", None, "-1 to 1"), ("min_margin", -3, "0 to 2"),
+                           ("min_margin", True, "0 to 2")):
+        (tmp_path / "prototypes.json").write_text(json.dumps(
+            {"prototypes": {"1": [1, 0], "2": [0, 1]}, key: bad}))
+        with pytest.raises(FewShotError) as exc:
+            load_fewshot(tmp_path)
+        assert str(exc.value) == (f"{tmp_path / 'prototypes.json'}: key {key!r} must be a "
+                                  f"number from {span}, not {bad!r}")
+    (tmp_path / "prototypes.json").write_text(json.dumps(
+        {"prototypes": {"1": [1, 0], "2": [0, 1]}, "min_similarity": -0.2, "min_margin": 0}))
+    assert load_fewshot(tmp_path)["min_similarity"] == -0.2  # in range: read
 
 
 @needs_model
