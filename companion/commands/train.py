@@ -19,6 +19,15 @@ NETWORKS = {"det": "detector", "cls": "classifier", "cls-upright": "classifier_u
 
 def bad_args(args: argparse.Namespace) -> str | None:
     """One line naming what is wrong with the options, before hours of training."""
+    for option, value in (("--det-steps", args.det_steps), ("--cls-steps", args.cls_steps),
+                          ("--upright-steps", args.upright_steps),
+                          ("--threads", args.threads)):
+        if value < 1:
+            return f"{option} {value}: needs at least 1"
+    if not 0.25 <= args.cls_width <= 4:
+        return f"--cls-width {args.cls_width:g}: needs a multiplier from 0.25 to 4"
+    if args.rendered < 0:
+        return f"--rendered {args.rendered}: needs 0 or more scenes"
     lo, hi = args.det_scale
     if not 0 < lo <= hi:
         return f"--det-scale {lo:g} {hi:g}: needs 0 < LO <= HI"
@@ -77,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     from companion.vision import dice_photos
-    from companion.vision.learned import ModelUnreadable
+    from companion.vision.learned import ModelMissing
 
     if not dice_photos.available(args.photos):
         print(f"companion train: photo sets not found under {dice_photos.photo_root(args.photos)}",
@@ -99,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
               hard_weight=args.hard_weight, camera_aug=args.camera_aug,
               ema=args.ema, area_crops=args.area_crops, cls_crop=args.cls_crop,
               cls_span=args.cls_span)
-    except (InitUnusable, ModelUnreadable) as exc:
+    except (InitUnusable, ModelMissing) as exc:  # ModelUnreadable is a ModelMissing
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
     return 0

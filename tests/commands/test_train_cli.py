@@ -26,6 +26,14 @@ from companion.cli import main
     (["--cls-crop", "8"], "--cls-crop 8: needs a side from 16 to 256 px"),
     (["--cls-crop", "512"], "--cls-crop 512: needs a side from 16 to 256 px"),
     (["--cls-span", "0.5"], "--cls-span 0.5: needs from 0.8 to 4 die sides"),
+    # issue 8y: a step count of 0 trained nothing for minutes; --threads 0 was torch's
+    # RuntimeError
+    (["--det-steps", "0"], "--det-steps 0: needs at least 1"),
+    (["--cls-steps", "-1"], "--cls-steps -1: needs at least 1"),
+    (["--upright-steps", "0"], "--upright-steps 0: needs at least 1"),
+    (["--threads", "0"], "--threads 0: needs at least 1"),
+    (["--rendered", "-1"], "--rendered -1: needs 0 or more scenes"),
+    (["--cls-width", "0"], "--cls-width 0: needs a multiplier from 0.25 to 4"),
 ])
 def test_bad_options_are_one_line(tmp_path, capsys, extra, names):
     assert main(["train", "--out", str(tmp_path / "run"), *extra]) == 2
@@ -81,3 +89,17 @@ def test_classifier_crop_options_reach_training(tmp_path, monkeypatch, key, extr
     assert main(["train", "--out", str(tmp_path / "run"), "--photos",
                  str(tmp_path / "photos"), "--part", "cls-upright", *extra]) == 0
     assert seen[key] is want
+
+
+def test_tuning_a_folder_with_no_networks_is_one_line(tmp_path, capsys):
+    """--part tune where no detector was trained: the reader's own one line, no traceback
+    (it was a ModelMissing traceback)."""
+    pytest.importorskip("torch")
+    from companion.vision import dice_photos
+
+    if not dice_photos.available():
+        pytest.skip("photo sets missing")
+    run = tmp_path / "run"
+    assert main(["train", "--out", str(run), "--part", "tune"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"companion train: learned reader model not found in {run}")
