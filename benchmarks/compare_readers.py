@@ -55,9 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     except ModelMissing as exc:
         print(f"compare_readers: {exc}", file=sys.stderr)
         return 2
-    except KeyError as exc:
-        print(f"compare_readers: {exc.args[0]} (e.g. {', '.join(dice_photos.VAL_SETS)}, "
-              f"{', '.join(dice_photos.HELD_ASIDE)})", file=sys.stderr)
+    except KeyError as exc:  # load_set's line names the sets there are
+        print(f"compare_readers: {exc.args[0]}", file=sys.stderr)
         return 2
     scores: dict[str, list] = {"first": [], "second": []}
     groups: list[str] = []

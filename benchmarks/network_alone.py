@@ -26,11 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.vision import dice_photos  # noqa: E402
 from companion.vision.frames import FrameUnreadable, load_image  # noqa: E402
-from companion.vision.learned_model import NOT_A_DIE, crop, crops_blob  # noqa: E402
+from companion.vision.learned import FACES  # noqa: E402
+from companion.vision.learned_model import NOT_A_DIE, box_crops, crops_blob  # noqa: E402
 
 SETS = ("table-val", "trays-val", "webcam-val")
 SURE = 0.9
-FACES = ("1", "2", "3", "4", "5", "6")
 
 
 def tally(net, cut: tuple[bool, int, float], items) -> tuple[int, int, int, int]:
@@ -45,9 +45,7 @@ def tally(net, cut: tuple[bool, int, float], items) -> tuple[int, int, int, int]
         except FrameUnreadable as exc:
             print(f"network_alone: skipped {exc}", file=sys.stderr)
             continue
-        crops = [crop(img, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
-                      max(b[2] - b[0], b[3] - b[1]) * span, size=side, area=area)
-                 for b in (d.box for d in m.dice)]
+        crops = box_crops(img, [d.box for d in m.dice], side, span, area)
         logits, _ = net.run(None, {"crops": crops_blob(crops)})
         e = np.exp(logits - logits.max(axis=1, keepdims=True))
         probs = e / e.sum(axis=1, keepdims=True)
@@ -80,9 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     except ModelMissing as exc:
         print(f"network_alone: {exc}", file=sys.stderr)
         return 2
-    except KeyError as exc:
-        print(f"network_alone: {exc.args[0]} (e.g. {', '.join(SETS)}, "
-              f"{', '.join(dice_photos.HELD_ASIDE)})", file=sys.stderr)
+    except KeyError as exc:  # load_set's line names the sets there are
+        print(f"network_alone: {exc.args[0]}", file=sys.stderr)
         return 2
     print(f"| network | crops | set | dice | right | sure wrong (>= {SURE}) | not a die |")
     print("|---|---|---|---|---|---|---|")

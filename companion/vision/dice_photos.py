@@ -123,7 +123,8 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
         return _trays(r, name.removeprefix("trays-colour-"), colour_only=True)
     if name.startswith("trays-"):
         return _trays(r, name.removeprefix("trays-"))
-    raise KeyError(f"unknown photo set {name!r}")
+    raise KeyError(f"unknown photo set {name!r} (e.g. {', '.join(VAL_SETS)}, webcam-val, "
+                   f"{', '.join(HELD_ASIDE)})")
 
 
 TRAIN_SETS = ("webcam-white", "table-train", "trays-train")

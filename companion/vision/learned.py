@@ -39,7 +39,7 @@ from companion.vision.learned_model import (
     CROP_SPAN,
     CROP_SPAN_KEY,
     NOT_A_DIE,
-    crop,
+    box_crops,
     crops_blob,
     decode,
     letterbox,
@@ -461,10 +461,7 @@ class LearnedReader:
 
     def _crops(self, image: np.ndarray, boxes, area: bool = False, side: int | None = None,
                span: float = CROP_SPAN) -> list[np.ndarray]:
-        return [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
-                     max(b[2] - b[0], b[3] - b[1]) * span, size=side or self.crop_size,
-                     area=area)
-                for b in boxes]
+        return box_crops(image, boxes, side or self.crop_size, span, area)
 
     def _upright(self, cuts: _Cuts) -> np.ndarray:
         """The upright classifiers' probabilities, averaged."""

@@ -107,5 +107,14 @@ def crop(image: np.ndarray, cx: float, cy: float, side: float, angle: float = 0.
     return out
 
 
+def box_crops(image: np.ndarray, boxes, size: int = CROP, span: float = CROP_SPAN,
+              area: bool = False) -> list[np.ndarray]:
+    """One ``crop`` per box (x0, y0, x1, y1, ...): centred on the box, ``span`` times its
+    longer side across, ``size`` px square; how the reader cuts a classifier's crops."""
+    return [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
+                 max(b[2] - b[0], b[3] - b[1]) * span, size=size, area=area)
+            for b in boxes]
+
+
 def crops_blob(crops: list[np.ndarray]) -> np.ndarray:
     return cv2.dnn.blobFromImages(crops, 1.0 / 255.0)
