@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from companion.vision.learned_model import CROP, CROP_SPAN
+from companion.vision.learned_model import CROP, CROP_SPAN, feature_side
 
 PARTS = ("det", "cls", "cls-upright", "tune")
 NETWORKS = {"det": "detector", "cls": "classifier", "cls-upright": "classifier_upright"}
@@ -50,6 +50,10 @@ def bad_args(args: argparse.Namespace) -> str | None:
         return f"--cls-crop {args.cls_crop}: needs a side from 16 to 256 px"
     if not 0.8 <= args.cls_span <= 4:
         return f"--cls-span {args.cls_span:g}: needs from 0.8 to 4 die sides"
+    cells = feature_side(args.cls_crop)
+    if args.cls_grid < 1 or cells % args.cls_grid:
+        return (f"--cls-grid {args.cls_grid}: needs a whole divisor of the {cells} cells "
+                f"across a {args.cls_crop} px crop's last feature map (e.g. 1)")
     if args.hard_dice and not (Path(args.hard_dice) / "reader.json").is_file():
         return f"--hard-dice {args.hard_dice}: no reader.json there"
     if not 0 < args.hard_share <= 1:
@@ -107,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
               hard_share=args.hard_share, hard_dice=args.hard_dice,
               hard_weight=args.hard_weight, camera_aug=args.camera_aug,
               ema=args.ema, area_crops=args.area_crops, cls_crop=args.cls_crop,
-              cls_span=args.cls_span)
+              cls_span=args.cls_span, cls_grid=args.cls_grid)
     except (InitUnusable, ModelMissing) as exc:  # ModelUnreadable is a ModelMissing
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -178,6 +182,11 @@ def register(subparsers) -> None:
                         "(each crop pixel the mean of the photo pixels it covers) instead "
                         "of sampled, and the network file says so: the reader then cuts "
                         "its crops the same way")
+    p.add_argument("--cls-grid", type=int, default=1, metavar="G",
+                   help="classifiers: the last feature map is averaged over G x G parts "
+                        "kept side by side instead of whole (default 1), so the network "
+                        "knows where in the crop it saw what (a side below the top face); "
+                        "G divides the crop's side / 16, rounded up")
     p.add_argument("--cls-crop", type=int, default=CROP, metavar="PX",
                    help=f"classifiers: the crop's side in pixels (default {CROP}); a "
                         "larger one keeps more of a large die's detail and costs more")

@@ -43,6 +43,14 @@ def letterbox(image: np.ndarray, size: int = DET_SIZE) -> tuple[np.ndarray, floa
     return cv2.dnn.blobFromImage(canvas, 1.0 / 255.0), r
 
 
+def feature_side(crop: int) -> int:
+    """Cells across a classifier's last feature map for a ``crop`` px input (four
+    stride-2 convolutions, each rounding up)."""
+    for _ in range(4):
+        crop = (crop + 1) // 2
+    return crop
+
+
 def decode(hm: np.ndarray, wh: np.ndarray, scale: float, threshold: float,
            max_dice: int = 100) -> list[tuple[float, float, float, float, float]]:
     """Peaks of the heat map above ``threshold`` as (x0, y0, x1, y1, score) in frame px."""

@@ -84,20 +84,28 @@ class Detector(nn.Module):
 class Classifier(nn.Module):
     """48x48 crop -> 7 logits + 64-number embedding; a stride-2 stem keeps it cheap
     (width 1: ~0.43M parameters, ~16M multiply-adds per crop; the channels scale with
-    ``width``)."""
+    ``width``). The last feature map (the crop's side / 16 cells across) is averaged
+    whole (``grid`` 1), or (``grid`` g) over g x g parts kept side by side, so the
+    embedding knows where in the crop a feature is: whether the pips seen are on the
+    top face or on a side below it (issue 8z)."""
 
-    def __init__(self, width: float = 1.0) -> None:
+    def __init__(self, width: float = 1.0, grid: int = 1) -> None:
         super().__init__()
         c = [max(8, round(n * width / 8) * 8) for n in (24, 32, 48, 96, 128)]
         self.body = nn.Sequential(
             _cbr(3, c[0], 2), _cbr(c[0], c[1]), _cbr(c[1], c[2], 2), _cbr(c[2], c[2]),
             _cbr(c[2], c[3], 2), _cbr(c[3], c[3]), _cbr(c[3], c[4], 2), _cbr(c[4], c[4]),
         )
-        self.emb = nn.Linear(c[4], 64)
+        self.grid = grid
+        self.emb = nn.Linear(c[4] * grid * grid, 64)
         self.out = nn.Linear(64, 7)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        f = self.body(x).mean(dim=(2, 3))
+        f = self.body(x)
+        if self.grid == 1:
+            f = f.mean(dim=(2, 3))
+        else:
+            f = F.avg_pool2d(f, f.shape[-1] // self.grid).flatten(1)
         e = self.emb(f)
         return self.out(F.relu(e)), e
 
@@ -663,7 +671,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      part_share: float = 0.0, hard_weight: int = 1,
                      camera_aug: bool = False, ema: float = 0.0,
                      area_crops: bool = False, crop_size: int = CROP,
-                     crop_span: float = CROP_SPAN) -> Classifier:
+                     crop_span: float = CROP_SPAN, grid: int = 1) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
     ``camera_aug``: crops also get ``_camera_augment``'s draws. ``area_crops``: crops are
     shrunk with an area filter (``learned_model.crop``), as the reader must then cut them
@@ -674,9 +682,11 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     crops' side in px and in die sides (issue 8u; the defaults: every earlier network).
     A source's ``false_peaks`` (when it has them) and ``part_share`` of its dice give
     "not a die" crops, and its ``die_boxes`` crops of dice as a detector boxed them
-    (``_cls_samples``); its ``hard_dice`` give ``hard_weight`` times as many crops."""
+    (``_cls_samples``); its ``hard_dice`` give ``hard_weight`` times as many crops.
+    ``grid``: the network's last feature map is averaged over grid x grid parts
+    (``Classifier``; 1: whole, as every network before issue 8z)."""
     rng = np.random.default_rng(seed + 1)
-    model = Classifier(width)
+    model = Classifier(width, grid)
     frozen = _start_from(model, init, "classifier_upright" if upright else "classifier", log)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3 if init is None else 1e-3,
@@ -788,7 +798,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           hard_photos: str | Path | None = None, hard_share: float = 0.3,
           hard_dice: str | Path | None = None, hard_weight: int = 3,
           camera_aug: bool = False, ema: float = 0.0, area_crops: bool = False,
-          cls_crop: int = CROP, cls_span: float = CROP_SPAN) -> Path:
+          cls_crop: int = CROP, cls_span: float = CROP_SPAN, cls_grid: int = 1) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -873,7 +883,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                part_share=part_negatives,
                                hard_weight=hard_weight if hard_dice else 1,
                                camera_aug=camera_aug, ema=ema, area_crops=area_crops,
-                               crop_size=cls_crop, crop_span=cls_span)
+                               crop_size=cls_crop, crop_span=cls_span, grid=cls_grid)
         _export_cls(cls, out, name, area_crops, cls_crop, cls_span)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")
@@ -887,7 +897,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "det_steps": det_steps, "det_batch": DET_BATCH,
                  "det_crop": DET_CROP, "det_scales": list(det_scales),
                  "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
-                 "cls_width": cls_width, "upright_steps": upright_steps,
+                 "cls_width": cls_width, "cls_grid": cls_grid,
+                 "upright_steps": upright_steps,
                  "upright_render": upright_render, "render_cube": render_cube,
                  "small_weight": small_weight,
                  "false_peaks": str(false_peaks) if false_peaks else None,

@@ -34,6 +34,14 @@ from companion.cli import main
     (["--threads", "0"], "--threads 0: needs at least 1"),
     (["--rendered", "-1"], "--rendered -1: needs 0 or more scenes"),
     (["--cls-width", "0"], "--cls-width 0: needs a multiplier from 0.25 to 4"),
+    # issue 8z: the parts must tile the last feature map (48 px: 3 cells, 64 px: 4)
+    (["--cls-grid", "2"], "--cls-grid 2: needs a whole divisor of the 3 cells across a "
+                          "48 px crop's last feature map (e.g. 1)"),
+    (["--cls-grid", "3", "--cls-crop", "64"], "--cls-grid 3: needs a whole divisor of the 4 "
+                                              "cells across a 64 px crop's last feature map "
+                                              "(e.g. 1)"),
+    (["--cls-grid", "0"], "--cls-grid 0: needs a whole divisor of the 3 cells across a 48 px "
+                          "crop's last feature map (e.g. 1)"),
 ])
 def test_bad_options_are_one_line(tmp_path, capsys, extra, names):
     assert main(["train", "--out", str(tmp_path / "run"), *extra]) == 2

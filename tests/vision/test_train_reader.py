@@ -47,6 +47,53 @@ def test_weights_come_back_from_the_exported_onnx(tmp_path, kind):
         assert np.abs(w - g.numpy()).max() < 1e-4
 
 
+@pytest.mark.parametrize("grid, side", [(2, 64), (4, 64), (3, 48)])
+def test_a_grid_classifier_exports_and_comes_back_on_both_runtimes(tmp_path, grid, side):
+    """--cls-grid (issue 8z): the last feature map averaged over grid x grid parts; the
+    exported file gives the torch network's outputs in ONNX Runtime and OpenCV DNN, and
+    its weights come back for a fine-tune."""
+    import cv2
+
+    from companion.vision.learned_model import feature_side
+
+    assert feature_side(side) % grid == 0
+    torch.manual_seed(0)
+    model = T.Classifier(grid=grid)
+    _with_batch_norm_stats(model)
+    assert model.emb.in_features == 128 * grid * grid
+    T._export_cls(model, tmp_path, "classifier_upright", crop_size=side)
+    x = np.random.default_rng(1).random((3, 3, side, side), dtype=np.float32)
+    with torch.no_grad():
+        want = [t.numpy() for t in model(torch.from_numpy(x))]
+    path = str(tmp_path / "classifier_upright.onnx")
+    got_ort = ort.InferenceSession(path).run(None, {"crops": x})
+    net = cv2.dnn.readNetFromONNX(path)
+    net.setInput(x)
+    got_cv = net.forward(["logits", "embedding"])
+    again = T.Classifier(grid=grid)
+    T.load_onnx_weights(again, tmp_path / "classifier_upright.onnx")
+    again.eval()
+    with torch.no_grad():
+        got_back = [t.numpy() for t in again(torch.from_numpy(x))]
+    for got in (got_ort, got_cv, got_back):
+        for w, g in zip(want, got, strict=True):
+            assert np.abs(w - g).max() < 2e-2 * max(1.0, float(np.abs(w).max()))
+
+
+def test_a_grid_classifier_knows_where_in_the_crop_it_saw_what():
+    """Whole-map averaging cannot tell a feature map from the same map turned upside down
+    (the same cells, moved); kept in parts (grid 2), the embedding can."""
+    torch.manual_seed(0)
+    f = torch.rand(2, 128, 4, 4)
+    flipped = torch.flip(f, dims=[2])
+    for grid, differs in ((1, False), (2, True)):
+        model = T.Classifier(grid=grid).eval()
+        model.body = torch.nn.Identity()
+        with torch.no_grad():
+            a, b = model(f)[1], model(flipped)[1]
+        assert bool((a - b).abs().max() > 1e-4) == differs
+
+
 def test_an_onnx_file_of_another_network_is_refused_naming_it(tmp_path):
     T._export_cls(T.Classifier().eval(), tmp_path)
     with pytest.raises(ValueError, match="classifier.onnx"):
