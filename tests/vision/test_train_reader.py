@@ -80,6 +80,12 @@ def test_a_grid_classifier_exports_and_comes_back_on_both_runtimes(tmp_path, gri
             assert np.abs(w - g).max() < 2e-2 * max(1.0, float(np.abs(w).max()))
 
 
+def test_a_grid_that_does_not_tile_the_feature_map_is_refused_before_training():
+    """Called from code, not the command line (which says so in one line first)."""
+    with pytest.raises(ValueError, match="grid 2 does not divide the 3 cells across a 48 px"):
+        T.train_classifier([], [1.0], 1, 2, 0, log=lambda m: None, grid=2)
+
+
 def test_a_grid_classifier_knows_where_in_the_crop_it_saw_what():
     """Whole-map averaging cannot tell a feature map from the same map turned upside down
     (the same cells, moved); kept in parts (grid 2), the embedding can."""
