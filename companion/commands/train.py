@@ -111,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
               hard_share=args.hard_share, hard_dice=args.hard_dice,
               hard_weight=args.hard_weight, camera_aug=args.camera_aug,
               ema=args.ema, area_crops=args.area_crops, cls_crop=args.cls_crop,
-              cls_span=args.cls_span, cls_grid=args.cls_grid)
+              cls_span=args.cls_span, cls_grid=args.cls_grid,
+              wide_box_jitter=args.wide_box_jitter)
     except (InitUnusable, ModelMissing) as exc:  # ModelUnreadable is a ModelMissing
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -182,6 +183,10 @@ def register(subparsers) -> None:
                         "(each crop pixel the mean of the photo pixels it covers) instead "
                         "of sampled, and the network file says so: the reader then cuts "
                         "its crops the same way")
+    p.add_argument("--wide-box-jitter", action="store_true",
+                   help="classifiers, with --die-boxes: a crop on a detector box spans "
+                        "0.75-1.25x its side and moves by 5%% of it (instead of 0.9-1.1x "
+                        "and 3%%), as far as a detector's boxes miss dice it never saw")
     p.add_argument("--cls-grid", type=int, default=1, metavar="G",
                    help="classifiers: the last feature map is averaged over G x G parts "
                         "kept side by side instead of whole (default 1), so the network "

@@ -43,6 +43,11 @@ from companion.vision.learned_model import (
 )
 from companion.vision.render_dice import render_dice_scene
 
+# a crop on a detector's box (--die-boxes): its side lo..hi times the box's, its centre
+# moved by sd of a side. The detector's boxes on validation dice (issue 8z) are 0.74-1.24x
+# the labelled side (10th-90th percentile) and off centre by 2-6%: --wide-box-jitter.
+BOX_JITTER = (0.9, 1.1, 0.03)
+WIDE_BOX_JITTER = (0.75, 1.25, 0.05)
 UPRIGHT_TURN = 12.0  # degrees (standard deviation) an upright classifier crop is turned
 SMALL_DIE = 32  # px (box side in the photo): a small die, for ``small_weight``
 
@@ -359,7 +364,8 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                  false_peaks: np.ndarray | None = None, part_share: float = 0.0,
                  die_boxes: np.ndarray | None = None, hard: np.ndarray | None = None,
                  hard_weight: int = 1, area: bool = False, size: int = CROP,
-                 span: float = CROP_SPAN) -> tuple[list[np.ndarray], list[int]]:
+                 span: float = CROP_SPAN, box_jitter: tuple[float, float, float] = BOX_JITTER
+                 ) -> tuple[list[np.ndarray], list[int]]:
     """Jittered crops of each die and of table with no die. Turned any way, or (upright)
     only a little and mirrored half the time: a photo's up stays up, so in an oblique view
     the top face stays the one above the sides. A die under ``SMALL_DIE`` px gives
@@ -373,7 +379,10 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
     read it wrong or unsure) gives ``hard_weight`` times as many crops. ``area``: every
     crop is shrunk with an area filter (``learned_model.crop``). ``size``: the crops'
     side (px); ``span``: a crop's side in die sides (``learned_model.CROP_SPAN`` unless a
-    network was trained to see more or less around the die, issue 8u)."""
+    network was trained to see more or less around the die, issue 8u). ``box_jitter``
+    (lo, hi, sd): a crop on a detector box spans lo..hi times the box's side and its
+    centre moves by sd of a side (``BOX_JITTER``, or ``WIDE_BOX_JITTER`` as a detector
+    boxes dice it never trained on, issue 8z); the draws are the same either way."""
     out, labels = [], []
 
     def angle() -> float:
@@ -395,9 +404,10 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
             if len(seen) and rng.random() < 0.5:  # as the detector boxed it, a little jitter
                 bx0, by0, bx1, by1 = seen[int(rng.integers(len(seen)))]
                 bside = max(bx1 - bx0, by1 - by0)
-                side = bside * span * rng.uniform(0.9, 1.1)
-                cx = (bx0 + bx1) / 2 + rng.normal(0, 0.03) * bside
-                cy = (by0 + by1) / 2 + rng.normal(0, 0.03) * bside
+                lo, hi, sd = box_jitter
+                side = bside * span * rng.uniform(lo, hi)
+                cx = (bx0 + bx1) / 2 + rng.normal(0, sd) * bside
+                cy = (by0 + by1) / 2 + rng.normal(0, sd) * bside
             else:
                 side = side0 * span * rng.uniform(0.8, 1.3)
                 cx = (x0 + x1) / 2 + rng.normal(0, 0.06) * side0
@@ -671,6 +681,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      upright: bool = False, small_weight: int = 1,
                      part_share: float = 0.0, hard_weight: int = 1,
                      camera_aug: bool = False, ema: float = 0.0,
+                     box_jitter: tuple[float, float, float] = BOX_JITTER,
                      area_crops: bool = False, crop_size: int = CROP,
                      crop_span: float = CROP_SPAN, grid: int = 1) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
@@ -724,7 +735,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                                   part_share=part_share,
                                   die_boxes=on_dice[i] if on_dice else None,
                                   hard=hard[i] if hard else None, hard_weight=hard_weight,
-                                  area=area_crops, size=crop_size, span=crop_span)
+                                  area=area_crops, size=crop_size, span=crop_span,
+                                  box_jitter=box_jitter)
             pool.extend(zip(cs, ls, strict=True))
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
@@ -803,7 +815,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           hard_photos: str | Path | None = None, hard_share: float = 0.3,
           hard_dice: str | Path | None = None, hard_weight: int = 3,
           camera_aug: bool = False, ema: float = 0.0, area_crops: bool = False,
-          cls_crop: int = CROP, cls_span: float = CROP_SPAN, cls_grid: int = 1) -> Path:
+          cls_crop: int = CROP, cls_span: float = CROP_SPAN, cls_grid: int = 1,
+          wide_box_jitter: bool = False) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -888,6 +901,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                part_share=part_negatives,
                                hard_weight=hard_weight if hard_dice else 1,
                                camera_aug=camera_aug, ema=ema, area_crops=area_crops,
+                               box_jitter=WIDE_BOX_JITTER if wide_box_jitter else BOX_JITTER,
                                crop_size=cls_crop, crop_span=cls_span, grid=cls_grid)
         _export_cls(cls, out, name, area_crops, cls_crop, cls_span)
         torch.save(cls.state_dict(), out / f"{name}.pt")
@@ -903,6 +917,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "det_crop": DET_CROP, "det_scales": list(det_scales),
                  "cls_steps": cls_steps, "cls_batch": CLS_BATCH,
                  "cls_width": cls_width, "cls_grid": cls_grid,
+                 "wide_box_jitter": wide_box_jitter,
                  "upright_steps": upright_steps,
                  "upright_render": upright_render, "render_cube": render_cube,
                  "small_weight": small_weight,

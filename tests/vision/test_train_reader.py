@@ -369,6 +369,35 @@ def test_half_the_crops_of_a_die_are_centred_on_its_detector_box(crops_seen):
     assert seen == plain
 
 
+def test_wide_box_jitter_spreads_crops_on_detector_boxes_as_unseen_dice_need(crops_seen):
+    """--wide-box-jitter (issue 8z): crops on a detector box span 0.75-1.25x its side and
+    move by 5% of it instead of 0.9-1.1x and 3%; the random draws are the same, so crops
+    on the labelled box stay where they were."""
+    seen = crops_seen
+    img = np.zeros((400, 400, 3), np.uint8)
+    boxes = np.array([[100, 100, 200, 200]], np.float32)
+    die_boxes = np.array([[100, 100, 200, 200, 0]], np.float32)  # on the label: same centre
+    kw = {"per_die": 400, "backgrounds": 0, "die_boxes": die_boxes}
+    ra, rb = np.random.default_rng(0), np.random.default_rng(0)
+    T._cls_samples(img, boxes, np.array([3]), ra, **kw)
+    plain = list(seen)
+    seen.clear()
+    T._cls_samples(img, boxes, np.array([3]), rb, box_jitter=T.WIDE_BOX_JITTER, **kw)
+    wide = list(seen)
+    assert ra.random() == rb.random()  # the same number of draws
+    moved = [(p, w) for p, w in zip(plain, wide, strict=True) if p != w]
+    assert 130 <= len(moved) <= 270  # about half the crops are on the detector's box
+    span = 100 * T.CROP_SPAN
+    assert all(0.9 * span <= p[2] <= 1.1 * span and 0.75 * span <= w[2] <= 1.25 * span
+               for p, w in moved)
+    # the same draw, scaled: the size's offset from the middle and the centre's shift grow
+    for p, w in moved:
+        assert abs(w[2] / span - 1) >= abs(p[2] / span - 1) - 1e-6
+        assert abs(w[0] - 150) == pytest.approx(abs(p[0] - 150) * 0.05 / 0.03, abs=1e-3)
+    sides = np.array([w[2] for _, w in moved]) / span
+    assert sides.min() < 0.85 and sides.max() > 1.15
+
+
 def test_die_boxes_are_the_detectors_boxes_on_labelled_dice():
     import cv2
 
