@@ -54,6 +54,8 @@ def bad_args(args: argparse.Namespace) -> str | None:
     if args.cls_grid < 1 or cells % args.cls_grid:
         return (f"--cls-grid {args.cls_grid}: needs a whole divisor of the {cells} cells "
                 f"across a {args.cls_crop} px crop's last feature map (e.g. 1)")
+    if args.wide_box_jitter and not args.die_boxes:
+        return "--wide-box-jitter: spreads crops on --die-boxes DIR's boxes; give that too"
     if args.hard_dice and not (Path(args.hard_dice) / "reader.json").is_file():
         return f"--hard-dice {args.hard_dice}: no reader.json there"
     if not 0 < args.hard_share <= 1:

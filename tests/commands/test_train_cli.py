@@ -40,6 +40,8 @@ from companion.cli import main
     (["--cls-grid", "3", "--cls-crop", "64"], "--cls-grid 3: needs a whole divisor of the 4 "
                                               "cells across a 64 px crop's last feature map "
                                               "(e.g. 1)"),
+    (["--wide-box-jitter"], "--wide-box-jitter: spreads crops on --die-boxes DIR's boxes; "
+                            "give that too"),
     (["--cls-grid", "0"], "--cls-grid 0: needs a whole divisor of the 3 cells across a 48 px "
                           "crop's last feature map (e.g. 1)"),
 ])
