@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from companion.vision.learned_model import CROP, CROP_SPAN, feature_side
+from companion.vision.learned_model import CROP, CROP_SPAN, feature_side, grid_tiles
 
 PARTS = ("det", "cls", "cls-upright", "tune")
 NETWORKS = {"det": "detector", "cls": "classifier", "cls-upright": "classifier_upright"}
@@ -50,10 +50,10 @@ def bad_args(args: argparse.Namespace) -> str | None:
         return f"--cls-crop {args.cls_crop}: needs a side from 16 to 256 px"
     if not 0.8 <= args.cls_span <= 4:
         return f"--cls-span {args.cls_span:g}: needs from 0.8 to 4 die sides"
-    cells = feature_side(args.cls_crop)
-    if args.cls_grid < 1 or cells % args.cls_grid:
-        return (f"--cls-grid {args.cls_grid}: needs a whole divisor of the {cells} cells "
-                f"across a {args.cls_crop} px crop's last feature map (e.g. 1)")
+    if not grid_tiles(args.cls_crop, args.cls_grid):
+        return (f"--cls-grid {args.cls_grid}: needs a whole divisor of the "
+                f"{feature_side(args.cls_crop)} cells across a {args.cls_crop} px crop's "
+                "last feature map (e.g. 1)")
     if args.wide_box_jitter and not args.die_boxes:
         return "--wide-box-jitter: spreads crops on --die-boxes DIR's boxes; give that too"
     if args.hard_dice and not (Path(args.hard_dice) / "reader.json").is_file():

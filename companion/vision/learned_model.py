@@ -51,6 +51,12 @@ def feature_side(crop: int) -> int:
     return crop
 
 
+def grid_tiles(crop: int, grid: int) -> bool:
+    """Whether ``grid`` x ``grid`` parts tile a ``crop`` px classifier's last feature map
+    (``--cls-grid``): a whole number of cells each."""
+    return grid >= 1 and feature_side(crop) % grid == 0
+
+
 def decode(hm: np.ndarray, wh: np.ndarray, scale: float, threshold: float,
            max_dice: int = 100) -> list[tuple[float, float, float, float, float]]:
     """Peaks of the heat map above ``threshold`` as (x0, y0, x1, y1, score) in frame px."""

@@ -39,6 +39,7 @@ from companion.vision.learned_model import (
     crop,
     decode,
     feature_side,
+    grid_tiles,
     letterbox,
 )
 from companion.vision.render_dice import render_dice_scene
@@ -697,10 +698,9 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     (``_cls_samples``); its ``hard_dice`` give ``hard_weight`` times as many crops.
     ``grid``: the network's last feature map is averaged over grid x grid parts
     (``Classifier``; 1: whole, as every network before issue 8z)."""
-    cells = feature_side(crop_size)
-    if grid < 1 or cells % grid:
-        raise ValueError(f"grid {grid} does not divide the {cells} cells across a "
-                         f"{crop_size} px crop's last feature map")
+    if not grid_tiles(crop_size, grid):
+        raise ValueError(f"grid {grid} does not divide the {feature_side(crop_size)} cells "
+                         f"across a {crop_size} px crop's last feature map")
     rng = np.random.default_rng(seed + 1)
     model = Classifier(width, grid)
     frozen = _start_from(model, init, "classifier_upright" if upright else "classifier", log)
