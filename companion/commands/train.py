@@ -56,8 +56,11 @@ def bad_args(args: argparse.Namespace) -> str | None:
                 "last feature map (e.g. 1)")
     if args.wide_box_jitter and not args.die_boxes:
         return "--wide-box-jitter: spreads crops on --die-boxes DIR's boxes; give that too"
-    if args.hard_dice and not (Path(args.hard_dice) / "reader.json").is_file():
-        return f"--hard-dice {args.hard_dice}: no reader.json there"
+    for option, folder in (("--hard-dice", args.hard_dice), ("--soft-dice", args.soft_dice)):
+        if folder and not (Path(folder) / "reader.json").is_file():
+            return f"{option} {folder}: no reader.json there"
+    if not 0 < args.soft_share <= 1:
+        return f"--soft-share {args.soft_share:g}: needs a share above 0, at most 1"
     if not 0 < args.hard_share <= 1:
         return f"--hard-share {args.hard_share:g}: needs a share above 0, at most 1"
     for option, folder in (("--false-peaks", args.false_peaks),
@@ -114,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
               hard_weight=args.hard_weight, camera_aug=args.camera_aug,
               ema=args.ema, area_crops=args.area_crops, cls_crop=args.cls_crop,
               cls_span=args.cls_span, cls_grid=args.cls_grid,
-              wide_box_jitter=args.wide_box_jitter)
+              wide_box_jitter=args.wide_box_jitter, soft_dice=args.soft_dice,
+              soft_share=args.soft_share)
     except (InitUnusable, ModelMissing) as exc:  # ModelUnreadable is a ModelMissing
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -189,6 +193,14 @@ def register(subparsers) -> None:
                    help="classifiers, with --die-boxes: a crop on a detector box spans "
                         "0.75-1.25x its side and moves by 5%% of it (instead of 0.9-1.1x "
                         "and 3%%), as far as a detector's boxes miss dice it never saw")
+    p.add_argument("--soft-dice", default=None, metavar="DIR",
+                   help="classifiers: DIR's reader reads every labelled train die once, and "
+                        "each die's crops learn toward its reading as well as the label "
+                        "(--soft-share of the weight), so dice it finds unclear are not "
+                        "pushed to full confidence")
+    p.add_argument("--soft-share", type=float, default=0.5, metavar="SHARE",
+                   help="with --soft-dice: how much of a die's label is DIR's reading "
+                        "(default 0.5)")
     p.add_argument("--cls-grid", type=int, default=1, metavar="G",
                    help="classifiers: the last feature map is averaged over G x G parts "
                         "kept side by side instead of whole (default 1), so the network "

@@ -134,6 +134,8 @@ class RealImages:
         self.missed: list[int] = []
         # per photo: which labelled dice a model reads wrong or unsure (``mine_hard_dice``)
         self.hard_dice: list[np.ndarray] = []
+        # per photo: a model's face probabilities of the labelled dice (``mine_soft_dice``)
+        self.soft_dice: list[np.ndarray] = []
         for name in names:
             for m in dice_photos.load_set(name, root):
                 boxes = np.array([d.box for d in m.dice], np.float32)
@@ -241,19 +243,30 @@ def mine_missed(real: RealImages, model_dir: str | Path, threshold: float = 0.5,
     return n
 
 
+def _train_dice_probabilities(real: RealImages, model_dir: str | Path) -> list[np.ndarray]:
+    """Per train photo, the reader in ``model_dir``'s face probabilities (dice x 7, its
+    classifiers as its reader.json mixes them) of each labelled die in its labelled box."""
+    from companion.vision.learned import LearnedReader
+
+    reader = LearnedReader(model_dir, threads=1)
+    out = []
+    for i in range(len(real)):
+        img, boxes, _ = real.get(i)
+        out.append(reader.face_probabilities(img, boxes))  # 0 x 7 for a photo with no die
+    return out
+
+
 def mine_hard_dice(real: RealImages, model_dir: str | Path, threshold: float = 0.9,
                    log=print) -> int:
     """Fill ``real.hard_dice``: per photo, which labelled dice the reader in
     ``model_dir`` (its classifiers as its reader.json mixes them) reads in their labelled
     boxes as another face, or as their face with less than ``threshold`` probability; the
     classifiers then see those dice more often (``hard_weight``). Returns how many."""
-    from companion.vision.learned import FACES, LearnedReader
+    from companion.vision.learned import FACES
 
-    reader = LearnedReader(model_dir, threads=1)
     real.hard_dice = []
-    for i in range(len(real)):
-        img, boxes, faces = real.get(i)
-        probs = reader.face_probabilities(img, boxes)  # 0 x 7 for a photo with no die
+    for (_, _, faces), probs in zip(real.items, _train_dice_probabilities(real, model_dir),
+                                    strict=True):
         k = probs[:, :len(FACES)].argmax(1)
         right = (k == faces - 1) & (probs[np.arange(len(k)), k] >= threshold)
         real.hard_dice.append(~right)
@@ -261,6 +274,20 @@ def mine_hard_dice(real: RealImages, model_dir: str | Path, threshold: float = 0
     log(f"dice {model_dir}'s reader reads wrong or below {threshold} in their labelled boxes "
         f"on the train photos: {n} of {sum(len(h) for h in real.hard_dice)}")
     return n
+
+
+def mine_soft_dice(real: RealImages, model_dir: str | Path, log=print) -> float:
+    """Fill ``real.soft_dice``: per photo, the reader in ``model_dir``'s probabilities
+    (dice x 7) of each labelled die in its labelled box, the soft targets a classifier then
+    learns that die's crops toward (``soft_share``, issue 9b). Returns the mean probability
+    the reader gives the labelled face."""
+    real.soft_dice = [p.astype(np.float32) for p in _train_dice_probabilities(real, model_dir)]
+    given = [p[np.arange(len(f)), f - 1] for (_, _, f), p in zip(real.items, real.soft_dice,
+                                                                  strict=True) if len(f)]
+    mean = float(np.concatenate(given).mean()) if given else 0.0
+    log(f"soft targets from {model_dir}'s reader for the train dice: the labelled face "
+        f"{mean:.3f} on average")
+    return mean
 
 
 class Rendered:
@@ -365,8 +392,9 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                  false_peaks: np.ndarray | None = None, part_share: float = 0.0,
                  die_boxes: np.ndarray | None = None, hard: np.ndarray | None = None,
                  hard_weight: int = 1, area: bool = False, size: int = CROP,
-                 span: float = CROP_SPAN, box_jitter: tuple[float, float, float] = BOX_JITTER
-                 ) -> tuple[list[np.ndarray], list[int]]:
+                 span: float = CROP_SPAN, box_jitter: tuple[float, float, float] = BOX_JITTER,
+                 soft: np.ndarray | None = None, soft_share: float = 0.0
+                 ) -> tuple[list[np.ndarray], list[int | np.ndarray]]:
     """Jittered crops of each die and of table with no die. Turned any way, or (upright)
     only a little and mirrored half the time: a photo's up stays up, so in an oblique view
     the top face stays the one above the sides. A die under ``SMALL_DIE`` px gives
@@ -383,8 +411,12 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
     network was trained to see more or less around the die, issue 8u). ``box_jitter``
     (lo, hi, sd): a crop on a detector box spans lo..hi times the box's side and its
     centre moves by sd of a side (``BOX_JITTER``, or ``WIDE_BOX_JITTER`` as a detector
-    boxes dice it never trained on, issue 8z); the draws are the same either way."""
-    out, labels = [], []
+    boxes dice it never trained on, issue 8z); the draws are the same either way.
+    ``soft`` (dice x 7, ``mine_soft_dice``) with ``soft_share`` above 0: a die's crops are
+    labelled with a probability row, ``1 - soft_share`` of it on the die's face and
+    ``soft_share`` spread as ``soft`` gives (issue 9b); other crops keep their class."""
+    out: list[np.ndarray] = []
+    labels: list[int | np.ndarray] = []
 
     def angle() -> float:
         return float(rng.normal(0, UPRIGHT_TURN)) if upright else float(rng.uniform(0, 360))
@@ -414,7 +446,8 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                 cx = (x0 + x1) / 2 + rng.normal(0, 0.06) * side0
                 cy = (y0 + y1) / 2 + rng.normal(0, 0.06) * side0
             out.append(maybe_mirror(crop(img, cx, cy, side, angle(), area=area, size=size)))
-            labels.append(int(face) - 1)
+            labels.append(int(face) - 1 if soft is None or soft_share <= 0
+                          else _soft_row(int(face) - 1, soft[index], soft_share))
         if part_share and rng.random() < part_share:
             away, turn = side0 * rng.uniform(0.33, 0.67), rng.uniform(0, 2 * math.pi)
             out.append(maybe_mirror(crop(img, (x0 + x1) / 2 + away * math.cos(turn),
@@ -441,6 +474,26 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
         out.append(maybe_mirror(crop(img, cx, cy, side, angle(), area=area, size=size)))
         labels.append(NOT_A_DIE)
     return out, labels
+
+
+def _soft_row(k: int, soft: np.ndarray, share: float) -> np.ndarray:
+    """A probability row: ``1 - share`` on class ``k`` and ``share`` spread as ``soft``."""
+    row = np.asarray(soft, np.float32) * share
+    row[k] += 1.0 - share
+    return row
+
+
+def _targets(labels: list) -> torch.Tensor:
+    """Class indices (every label a class), else a probability row per crop."""
+    if all(isinstance(lab, int) for lab in labels):
+        return torch.tensor(labels)
+    rows = np.zeros((len(labels), 7), np.float32)
+    for r, lab in enumerate(labels):
+        if isinstance(lab, int):
+            rows[r, lab] = 1.0
+        else:
+            rows[r] = lab
+    return torch.from_numpy(rows)
 
 
 def _hue_turn(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -684,7 +737,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      camera_aug: bool = False, ema: float = 0.0,
                      box_jitter: tuple[float, float, float] = BOX_JITTER,
                      area_crops: bool = False, crop_size: int = CROP,
-                     crop_span: float = CROP_SPAN, grid: int = 1) -> Classifier:
+                     crop_span: float = CROP_SPAN, grid: int = 1,
+                     soft_share: float = 0.0) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
     ``camera_aug``: crops also get ``_camera_augment``'s draws. ``area_crops``: crops are
     shrunk with an area filter (``learned_model.crop``), as the reader must then cut them
@@ -697,7 +751,9 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     "not a die" crops, and its ``die_boxes`` crops of dice as a detector boxed them
     (``_cls_samples``); its ``hard_dice`` give ``hard_weight`` times as many crops.
     ``grid``: the network's last feature map is averaged over grid x grid parts
-    (``Classifier``; 1: whole, as every network before issue 8z)."""
+    (``Classifier``; 1: whole, as every network before issue 8z). ``soft_share``: a
+    source's ``soft_dice`` (when it has them) pull its dice's labels that far toward a
+    model's own reading (``_cls_samples``; 0: plain classes, as before issue 9b)."""
     if not grid_tiles(crop_size, grid):
         raise ValueError(f"grid {grid} does not divide the {feature_side(crop_size)} cells "
                          f"across a {crop_size} px crop's last feature map")
@@ -728,6 +784,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
             peaks = getattr(src, "false_peaks", None)
             on_dice = getattr(src, "die_boxes", None)
             hard = getattr(src, "hard_dice", None)
+            soft = getattr(src, "soft_dice", None)
             cs, ls = _cls_samples(img, boxes, faces, rng, per_die=3,
                                   backgrounds=max(1, len(boxes) // 3), upright=upright,
                                   small_weight=small_weight,
@@ -736,15 +793,18 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                                   die_boxes=on_dice[i] if on_dice else None,
                                   hard=hard[i] if hard else None, hard_weight=hard_weight,
                                   area=area_crops, size=crop_size, span=crop_span,
-                                  box_jitter=box_jitter)
+                                  box_jitter=box_jitter,
+                                  soft=soft[i] if soft else None, soft_share=soft_share)
             pool.extend(zip(cs, ls, strict=True))
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
         pool = [pool[i] for i in idx[batch:]]
         x = _to_tensor([_cls_augment(c, rng, camera_aug) for c, _ in take])
-        y = torch.tensor([lab for _, lab in take])
+        y = _targets([lab for _, lab in take])
         logits, _ = model(x)
         loss = F.cross_entropy(logits, y, label_smoothing=0.05)
+        if y.ndim == 2:
+            y = y.argmax(1)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -816,7 +876,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           hard_dice: str | Path | None = None, hard_weight: int = 3,
           camera_aug: bool = False, ema: float = 0.0, area_crops: bool = False,
           cls_crop: int = CROP, cls_span: float = CROP_SPAN, cls_grid: int = 1,
-          wide_box_jitter: bool = False) -> Path:
+          wide_box_jitter: bool = False, soft_dice: str | Path | None = None,
+          soft_share: float = 0.5) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -846,7 +907,10 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     ``area_crops``: the classifiers learn from area-shrunk crops and their files say so
     (``learned_model.crop``, ``learned.area_networks``); tuning has the reader cut theirs so.
     ``cls_crop`` / ``cls_span``: the classifiers' input side (px) and crop side in die
-    sides (issue 8u); the reader cuts each network's crops as its file says."""
+    sides (issue 8u); the reader cuts each network's crops as its file says.
+    ``soft_dice``: a model folder whose reader's probabilities of the train dice
+    (``mine_soft_dice``) the classifiers' labels of those dice are pulled ``soft_share``
+    toward (issue 9b)."""
     out = Path(out)
     split = dice_photos.resolve_split(out, val_tenths, webcam_val)
     train_sets, val_sets = dice_photos.SPLITS[split]
@@ -866,6 +930,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
             mine_die_boxes(real, die_boxes, log=log)
         if hard_dice and {"cls", "cls-upright"} & set(parts):
             mine_hard_dice(real, hard_dice, log=log)
+        if soft_dice and {"cls", "cls-upright"} & set(parts):
+            mine_soft_dice(real, soft_dice, log=log)
         if hard_photos and "det" in parts:
             mine_missed(real, hard_photos, log=log)
     if {"det", "cls"} & set(parts) or ("cls-upright" in parts
@@ -902,7 +968,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                hard_weight=hard_weight if hard_dice else 1,
                                camera_aug=camera_aug, ema=ema, area_crops=area_crops,
                                box_jitter=WIDE_BOX_JITTER if wide_box_jitter else BOX_JITTER,
-                               crop_size=cls_crop, crop_span=cls_span, grid=cls_grid)
+                               crop_size=cls_crop, crop_span=cls_span, grid=cls_grid,
+                               soft_share=soft_share if soft_dice else 0.0)
         _export_cls(cls, out, name, area_crops, cls_crop, cls_span)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")

@@ -19,6 +19,10 @@ from companion.cli import main
     (["--det-stretch", "0.5"], "--det-stretch 0.5: needs a ratio from 1 to 4"),
     (["--hard-weight", "0"], "--hard-weight 0: needs at least 1"),
     (["--hard-dice", "/nowhere"], "--hard-dice /nowhere: no reader.json there"),
+    # issue 9b
+    (["--soft-dice", "/nowhere"], "--soft-dice /nowhere: no reader.json there"),
+    (["--soft-share", "0"], "--soft-share 0: needs a share above 0, at most 1"),
+    (["--soft-share", "1.5"], "--soft-share 1.5: needs a share above 0, at most 1"),
     (["--tune-sizes", "416", "500"], "--tune-sizes 416 500: each a multiple of 32 from 64 to 2048"),
     (["--tune-views", "3"], "--tune-views 3: each 1, 2, 4 or 8"),
     (["--ema", "1"], "--ema 1: needs a decay from 0 (off) to below 1"),

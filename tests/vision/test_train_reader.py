@@ -777,3 +777,90 @@ def test_a_network_file_with_a_broken_crop_span_is_one_line_naming_it(tmp_path, 
     message = str(exc.value)
     assert "classifier_upright.onnx" in message and "'crop_span'" in message
     assert "\n" not in message
+
+
+def test_soft_dice_label_a_dies_crops_with_a_row_and_draw_the_same_crops():
+    """Issue 9b: with a teacher's reading of each die, the die's crops are labelled
+    1 - share on its face plus share spread as the teacher read it; the crops, and the
+    "not a die" ones, are those drawn without it."""
+    img = np.full((200, 200, 3), 90, np.uint8)
+    boxes = np.array([[10, 10, 60, 60], [100, 100, 160, 160]], np.float32)
+    faces = np.array([2, 5])
+    soft = np.array([[0, .9, 0, 0, 0, 0, .1], [.2, 0, 0, 0, .8, 0, 0]], np.float32)
+    plain = T._cls_samples(img, boxes, faces, np.random.default_rng(4), per_die=2,
+                           backgrounds=1)
+    taught = T._cls_samples(img, boxes, faces, np.random.default_rng(4), per_die=2,
+                            backgrounds=1, soft=soft, soft_share=0.5)
+    assert all(np.array_equal(a, b) for a, b in zip(plain[0], taught[0], strict=True))
+    assert plain[1] == [1, 1, 4, 4, 6]
+    rows, background = taught[1][:4], taught[1][4]
+    assert background == 6  # not a die stays a class
+    np.testing.assert_allclose(rows[0], [0, .95, 0, 0, 0, 0, .05])
+    np.testing.assert_allclose(rows[2], [.1, 0, 0, 0, .9, 0, 0])
+    assert all(abs(float(r.sum()) - 1) < 1e-6 for r in rows)
+    off = T._cls_samples(img, boxes, faces, np.random.default_rng(4), per_die=2,
+                         backgrounds=1, soft=soft, soft_share=0.0)
+    assert off[1] == plain[1]
+
+
+def test_targets_are_classes_unless_a_row_is_among_them():
+    assert T._targets([1, 6, 0]).tolist() == [1, 6, 0]
+    t = T._targets([1, np.array([0, .5, .5, 0, 0, 0, 0], np.float32), 6])
+    assert t.shape == (3, 7)
+    assert t[0].tolist() == [0, 1, 0, 0, 0, 0, 0] and t[2].argmax() == 6
+    assert t[1].tolist() == [0, .5, .5, 0, 0, 0, 0]
+
+
+def test_soft_targets_are_the_readers_probabilities_of_the_labelled_boxes():
+    import cv2
+
+    from companion.vision.learned import MODEL_DIR, LearnedReader
+    from companion.vision.render_dice import render_dice_scene
+
+    img, dice = render_dice_scene(7, size=T.DET_SIZE)
+    boxes = np.array([d.box for d in dice], np.float32)
+    faces = np.array([d.face for d in dice])
+    data = cv2.imencode(".png", img)[1].tobytes()
+    real = T.RealImages((), None)
+    real.items = [(data, boxes, faces), (data, boxes[:0], faces[:0])]
+    real.sets = ["table-train"] * 2
+    mean = T.mine_soft_dice(real, MODEL_DIR, log=lambda m: None)
+    rows, empty = real.soft_dice
+    want = LearnedReader(MODEL_DIR).face_probabilities(cv2.imdecode(
+        np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR), boxes)
+    np.testing.assert_allclose(rows, want, atol=1e-6)
+    assert rows.shape == (len(faces), 7) and empty.shape == (0, 7)
+    assert mean == pytest.approx(float(want[np.arange(len(faces)), faces - 1].mean()), abs=1e-6)
+
+
+def test_soft_dice_train_toward_the_teacher_and_a_one_hot_teacher_trains_as_labels():
+    """A teacher that reads each die exactly as labelled changes nothing (the loss is the
+    same); one that reads it otherwise moves the weights elsewhere."""
+
+    class OneDie:
+        def __init__(self, soft=None):
+            if soft is not None:
+                self.soft_dice = [np.array([soft], np.float32)]
+
+        def __len__(self):
+            return 1
+
+        def get(self, i):
+            img = np.full((96, 96, 3), 60, np.uint8)
+            img[30:60, 30:60] = 230
+            return img, np.array([[30, 30, 60, 60]], np.float32), np.array([2])
+
+    def run(src, share):
+        torch.manual_seed(0)
+        net = T.train_classifier([src], [1.0], steps=2, batch=8, seed=0,
+                                 log=lambda m: None, soft_share=share)
+        return {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+    plain = run(OneDie(), 0.5)  # no soft_dice: classes
+    same = run(OneDie([0, 1, 0, 0, 0, 0, 0]), 0.5)
+    other = run(OneDie([0, 0, 1, 0, 0, 0, 0]), 0.5)
+    for k in plain:
+        if plain[k].is_floating_point():
+            torch.testing.assert_close(same[k], plain[k], atol=1e-5, rtol=1e-4)
+    assert any(not torch.allclose(other[k], plain[k], atol=1e-4)
+               for k in plain if plain[k].is_floating_point())
