@@ -77,7 +77,8 @@ def bad_args(args: argparse.Namespace) -> str | None:
     from companion.vision.dice_photos import SplitMismatch, resolve_split
 
     try:
-        resolve_split(args.out, args.val_tenths, args.webcam_val or None)
+        resolve_split(args.out, args.val_tenths, args.webcam_val or None,
+                      args.tray_small_val or None)
     except SplitMismatch as exc:
         return str(exc)
     return None
@@ -109,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
               upright_render=args.upright_render, det_scales=tuple(args.det_scale),
               small_weight=args.small_weight, val_tenths=args.val_tenths,
               webcam_val=args.webcam_val or None,
+              tray_small_val=args.tray_small_val or None,
               render_cube=args.render_cube, false_peaks=args.false_peaks,
               part_negatives=args.part_negatives, die_boxes=args.die_boxes,
               tune_sizes=tuple(args.tune_sizes), tune_views=tuple(args.tune_views),
@@ -230,6 +232,11 @@ def register(subparsers) -> None:
                    help="also hold back webcam-white-d6's Valid/ frames for validation "
                         "(webcam-val; train on its Train/ frames). Default: as the --out "
                         "folder's networks were trained, else not")
+    p.add_argument("--tray-small-val", action="store_true",
+                   help="also move half of the train part's tray source photos whose dice "
+                        "are small (median under 32 px) to validation (trays-val-small), "
+                        "so thresholds are chosen on small dice too; with --val-tenths 1. "
+                        "Default: as the --out folder's networks were trained, else not")
     p.add_argument("--tune-sizes", type=int, nargs="+", default=[416, 512, 640],
                    metavar="PX", help="tune: the detector input sides it may choose from "
                                       "(default 416 512 640; fewer for a speed budget)")

@@ -22,6 +22,15 @@ into its author's own folders: ``webcam-train`` (``Train/``, 310 frames, 951 dic
 ``webcam-val`` (``Valid/``, 86 frames, 255 dice), so validation also holds frames like the
 companion's own camera (640x480, white dice, 50-80 px). A split is named by its tenths and
 whether the webcam frames are split: ``(1, False)`` is the split up to issue 8k.
+The small-dice tray split (issue 9c; ``--tray-small-val``; sets ``trays-train-small``,
+``trays-val-small``): the narrow split's tray validation is blind to small dice (20 of
+its 501 dice are under 32 px, against 808 of trays-test's 2,388), because a few source
+photos hold most of them and the hash happened to put none of those in val. So half of
+the train part's small-dice sources (median labelled die side under
+``SMALL_SOURCE_SIDE``; chosen by sha1("small/" + source_stem) % 2 == 0, sizes from the
+labels only, never from a result) move to validation: 27 sources, 409 dice; the tray
+validation then holds 910 dice, 319 of them small (35%; trays-test 34%). Table and
+webcam parts are as in the split it extends.
 A model records the sets it was trained and tuned on (reader.json ``train_sets`` /
 ``val_sets``).
 A training folder records its split in ``split.json`` (``record_split``), so a part
@@ -69,13 +78,38 @@ def _bucket(stem: str, mod: int = 10) -> int:
     return int(hashlib.sha1(stem.encode("utf-8")).hexdigest(), 16) % mod
 
 
-def tray_part(stem: str, val_tenths: int = 1) -> str:
+def tray_part(stem: str, val_tenths: int = 1, small: bool = False) -> str:
     """"test", "val" or "train" for a tray source photo; validation takes ``val_tenths``
-    buckets after the two test ones."""
+    buckets after the two test ones. ``small``: the source's dice are small
+    (``small_sources``) and the small-dice split is asked for, which moves half of such
+    train sources to validation."""
     if stem == "i":
         return "train"
     b = _bucket(stem)
-    return "test" if b in (0, 1) else "val" if b < 2 + val_tenths else "train"
+    part = "test" if b in (0, 1) else "val" if b < 2 + val_tenths else "train"
+    if part == "train" and small and _bucket("small/" + stem, 2) == 0:
+        return "val"
+    return part
+
+
+SMALL_SOURCE_SIDE = 32  # px: a tray source whose median labelled die side is below is small
+_SMALL: dict[Path, frozenset[str]] = {}
+
+
+def small_sources(root: str | Path | None = None) -> frozenset[str]:
+    """The tray source photos whose labelled dice (all of their photos, ``labels.csv``)
+    have a median side (the longer of width and height) under ``SMALL_SOURCE_SIDE`` px."""
+    r = photo_root(root)
+    if r not in _SMALL:
+        groups = _tray_groups(r)
+        sides: dict[str, list[float]] = {}
+        for m in load_manifest(r / "trays-mixed-d6" / "labels.csv"):
+            stem = groups.get(m.key, (source_of(m.key), ""))[0]
+            sides.setdefault(stem, []).extend(max(d.box[2] - d.box[0], d.box[3] - d.box[1])
+                                              for d in m.dice)
+        _SMALL[r] = frozenset(s for s, v in sides.items()
+                              if v and sorted(v)[(len(v) - 1) // 2] < SMALL_SOURCE_SIDE)
+    return _SMALL[r]
 
 
 def _tray_groups(root: Path) -> dict[str, tuple[str, str]]:
@@ -87,19 +121,27 @@ def _tray_groups(root: Path) -> dict[str, tuple[str, str]]:
 def _trays(root: Path, part: str, colour_only: bool = False) -> list[ManifestImage]:
     groups = _tray_groups(root)
     name = "labels_colour.csv" if colour_only else "labels.csv"
-    part, tenths = _split_name(part)
-    return [m for m in load_manifest(root / "trays-mixed-d6" / name)
-            if tray_part(groups.get(m.key, (source_of(m.key), ""))[0], tenths) == part]
+    part, tenths, small = _split_name(part)
+    smalls = small_sources(root) if small else frozenset()
+    out = []
+    for m in load_manifest(root / "trays-mixed-d6" / name):
+        stem = groups.get(m.key, (source_of(m.key), ""))[0]
+        if tray_part(stem, tenths, stem in smalls) == part:
+            out.append(m)
+    return out
 
 
-def _split_name(part: str) -> tuple[str, int]:
-    """("val", 2) for "val2": a part and how many tenths validation takes (1 unnamed)."""
-    return (part[:-1], 2) if part in ("train2", "val2") else (part, 1)
+def _split_name(part: str) -> tuple[str, int, bool]:
+    """("val", 2, False) for "val2", ("val", 1, True) for "val-small": a part, how many
+    tenths validation takes (1 unnamed) and whether small-dice sources move to it."""
+    if part in ("train-small", "val-small"):
+        return part.removesuffix("-small"), 1, True
+    return (part[:-1], 2, False) if part in ("train2", "val2") else (part, 1, False)
 
 
 def _table_train(root: Path, part: str) -> list[ManifestImage]:
     items = load_manifest(root / "table-mixed-d6" / "labels_train.csv")
-    part, tenths = _split_name(part)
+    part, tenths, _ = _split_name(part)
     want_val = part == "val"
     return [m for m in items if (_bucket(source_of(m.key)) < tenths) == want_val]
 
@@ -130,21 +172,28 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
 TRAIN_SETS = ("webcam-white", "table-train", "trays-train")
 VAL_SETS = ("table-val", "trays-val")
 # A split: (how many tenths of the photos validation takes, whether the webcam frames are
-# split too) -> (train sets, validation sets)
-Split = tuple[int, bool]
+# split too, whether small-dice tray sources move to validation) -> (train sets,
+# validation sets)
+Split = tuple[int, bool, bool]
 SPLITS: dict[Split, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    (1, False): (TRAIN_SETS, VAL_SETS),
-    (2, False): (("webcam-white", "table-train2", "trays-train2"), ("table-val2", "trays-val2")),
-    (1, True): (("webcam-train", "table-train", "trays-train"),
-                ("table-val", "trays-val", "webcam-val")),
-    (2, True): (("webcam-train", "table-train2", "trays-train2"),
-                ("table-val2", "trays-val2", "webcam-val")),
+    (1, False, False): (TRAIN_SETS, VAL_SETS),
+    (2, False, False): (("webcam-white", "table-train2", "trays-train2"),
+                        ("table-val2", "trays-val2")),
+    (1, True, False): (("webcam-train", "table-train", "trays-train"),
+                       ("table-val", "trays-val", "webcam-val")),
+    (2, True, False): (("webcam-train", "table-train2", "trays-train2"),
+                       ("table-val2", "trays-val2", "webcam-val")),
+    (1, False, True): (("webcam-white", "table-train", "trays-train-small"),
+                       ("table-val", "trays-val-small")),
+    (1, True, True): (("webcam-train", "table-train", "trays-train-small"),
+                      ("table-val", "trays-val-small", "webcam-val")),
 }
 
 
 def split_options(split: Split) -> str:
     """The `companion train` options that name a split ("--val-tenths 1 --webcam-val")."""
-    return f"--val-tenths {split[0]}" + (" --webcam-val" if split[1] else "")
+    return (f"--val-tenths {split[0]}" + (" --webcam-val" if split[1] else "")
+            + (" --tray-small-val" if split[2] else ""))
 
 
 def fully_labelled(name: str) -> bool:
@@ -196,7 +245,8 @@ def folder_split(out: str | Path) -> Split | None:
     if path.is_file():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            had = (data["val_tenths"], data.get("webcam_val", False))
+            had = (data["val_tenths"], data.get("webcam_val", False),
+                   data.get("tray_small_val", False))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             had = None
         if had not in SPLITS:
@@ -210,15 +260,21 @@ def folder_split(out: str | Path) -> Split | None:
     return next((k for k, (_, v) in SPLITS.items() if list(v) == val_sets), None)
 
 
-def resolve_split(out: str | Path, tenths: int | None, webcam_val: bool | None = None
-                  ) -> Split:
-    """The split to train or tune ``out`` with: the one asked for (``tenths`` and
-    ``webcam_val``, either None: the folder's, else 1 / False), which must be the folder's
-    own when it has one; else the folder's; else (1, False)."""
+def resolve_split(out: str | Path, tenths: int | None, webcam_val: bool | None = None,
+                  tray_small_val: bool | None = None) -> Split:
+    """The split to train or tune ``out`` with: the one asked for (``tenths``,
+    ``webcam_val`` and ``tray_small_val``, each None: the folder's, else 1 / False /
+    False), which must be the folder's own when it has one; else the folder's; else
+    (1, False, False). A split that does not exist (the small-dice one with two tenths) is
+    refused in one line too."""
     had = folder_split(out)
-    base = had or (1, False)
+    base = had or (1, False, False)
     split = (tenths if tenths is not None else base[0],
-             webcam_val if webcam_val is not None else base[1])
+             webcam_val if webcam_val is not None else base[1],
+             tray_small_val if tray_small_val is not None else base[2])
+    if split not in SPLITS:
+        raise SplitMismatch(f"{split_options(split)}: no such split (--tray-small-val goes "
+                            "with --val-tenths 1)")
     if had is not None and split != had:
         raise SplitMismatch(f"{out}: its networks were trained with {split_options(had)}, "
                             f"not {split_options(split)}")
@@ -235,4 +291,6 @@ def record_split(out: str | Path, split: Split) -> None:
     data: dict = {"val_tenths": split[0]}
     if split[1]:
         data["webcam_val"] = True
+    if split[2]:
+        data["tray_small_val"] = True
     (out / SPLIT_FILE).write_text(json.dumps(data) + "\n", encoding="utf-8")

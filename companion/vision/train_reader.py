@@ -867,7 +867,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           upright_steps: int = 14000, upright_render: bool = False,
           det_scales: tuple[float, float] = DET_SCALES, small_weight: int = 1,
           val_tenths: int | None = None, webcam_val: bool | None = None,
-          render_cube: bool = False,
+          tray_small_val: bool | None = None, render_cube: bool = False,
           false_peaks: str | Path | None = None, part_negatives: float = 0.0,
           die_boxes: str | Path | None = None,
           tune_sizes: tuple[int, ...] = (416, 512, 640),
@@ -885,8 +885,10 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     tuning mixes it in when it is there. ``val_tenths`` (1 or 2) is how many tenths of the
     source photos the validation split takes (``dice_photos.SPLITS``; None: the folder's
     own, else 1); ``webcam_val``: the webcam frames are split too (``webcam-train`` /
-    ``webcam-val``; None: the folder's own, else not); another split than the folder's is
-    refused (``SplitMismatch``).
+    ``webcam-val``; None: the folder's own, else not); ``tray_small_val``: half the train
+    part's small-dice tray sources move to validation (``trays-val-small``, issue 9c;
+    None: the folder's own, else not); another split than the folder's is refused
+    (``SplitMismatch``).
     ``render_cube``: the rendered dice are cubes seen from 20-90 degrees
     (``render_dice.cube_quads``; the upright classifier's camera below the scene, over
     ``upright_render``). ``false_peaks``: a model folder whose detector's false peaks on
@@ -912,7 +914,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     (``mine_soft_dice``) the classifiers' labels of those dice are pulled ``soft_share``
     toward (issue 9b)."""
     out = Path(out)
-    split = dice_photos.resolve_split(out, val_tenths, webcam_val)
+    split = dice_photos.resolve_split(out, val_tenths, webcam_val, tray_small_val)
     train_sets, val_sets = dice_photos.SPLITS[split]
     if {"det", "cls", "cls-upright"} & set(parts):
         dice_photos.record_split(out, split)

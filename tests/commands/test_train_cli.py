@@ -88,9 +88,26 @@ def test_webcam_val_on_a_folder_trained_without_it_is_one_line(tmp_path, capsys)
         "not --val-tenths 1 --webcam-val")
 
 
+def test_the_small_dice_split_with_two_tenths_or_on_another_folder_is_one_line(tmp_path,
+                                                                              capsys):
+    run = tmp_path / "run"
+    assert main(["train", "--out", str(run), "--part", "tune", "--val-tenths", "2",
+                 "--tray-small-val"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "companion train: --val-tenths 2 --tray-small-val: no such split "
+        "(--tray-small-val goes with --val-tenths 1)")
+    run.mkdir()
+    (run / "split.json").write_text('{"val_tenths": 1, "webcam_val": true}\n')
+    assert main(["train", "--out", str(run), "--part", "tune", "--tray-small-val"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"companion train: {run}: its networks were trained with --val-tenths 1 "
+        "--webcam-val, not --val-tenths 1 --webcam-val --tray-small-val")
+
+
 @pytest.mark.parametrize("key, extra, want", [
     ("camera_aug", [], False), ("camera_aug", ["--camera-aug"], True),
-    ("area_crops", [], False), ("area_crops", ["--area-crops"], True)])
+    ("area_crops", [], False), ("area_crops", ["--area-crops"], True),
+    ("tray_small_val", [], None), ("tray_small_val", ["--tray-small-val"], True)])
 def test_classifier_crop_options_reach_training(tmp_path, monkeypatch, key, extra, want):
     pytest.importorskip("torch")
     from companion.vision import train_reader
