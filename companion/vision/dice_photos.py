@@ -21,7 +21,8 @@ The webcam split (issue 8l; ``--webcam-val``): ``webcam-white-d6`` is also split
 into its author's own folders: ``webcam-train`` (``Train/``, 310 frames, 951 dice) and
 ``webcam-val`` (``Valid/``, 86 frames, 255 dice), so validation also holds frames like the
 companion's own camera (640x480, white dice, 50-80 px). A split is named by its tenths and
-whether the webcam frames are split: ``(1, False)`` is the split up to issue 8k.
+whether the webcam frames are split (and, since issue 9c, whether small-dice tray sources
+move to validation): ``(1, False, False)`` is the split up to issue 8k.
 The small-dice tray split (issue 9c; ``--tray-small-val``; sets ``trays-train-small``,
 ``trays-val-small``): the narrow split's tray validation is blind to small dice (20 of
 its 501 dice are under 32 px, against 808 of trays-test's 2,388), because a few source
