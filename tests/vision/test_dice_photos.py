@@ -148,7 +148,6 @@ def test_the_small_dice_split_is_recorded_refused_elsewhere_and_not_with_two_ten
         resolve_split(tmp_path / "new", 2, None, True)
     assert str(err.value) == ("--val-tenths 2 --tray-small-val: no such split "
                               "(--tray-small-val goes with --val-tenths 1)")
-    (tmp_path / "reader.json").unlink(missing_ok=True)
     copied = tmp_path / "copied"
     copied.mkdir()
     (copied / "reader.json").write_text(json.dumps(
