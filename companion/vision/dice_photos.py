@@ -46,6 +46,7 @@ import csv
 import hashlib
 import json
 import re
+import statistics
 from pathlib import Path
 
 from companion.vision.evaluate import ManifestImage, load_manifest
@@ -109,7 +110,7 @@ def small_sources(root: str | Path | None = None) -> frozenset[str]:
             sides.setdefault(stem, []).extend(max(d.box[2] - d.box[0], d.box[3] - d.box[1])
                                               for d in m.dice)
         _SMALL[r] = frozenset(s for s, v in sides.items()
-                              if v and sorted(v)[(len(v) - 1) // 2] < SMALL_SOURCE_SIDE)
+                              if v and statistics.median_low(v) < SMALL_SOURCE_SIDE)
     return _SMALL[r]
 
 

@@ -68,40 +68,28 @@ def test_init_without_the_network_asked_for_names_it(tmp_path, capsys):
                    "classifier.onnx there")
 
 
-def test_a_part_with_another_split_than_the_folders_is_one_line(tmp_path, capsys):
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "split.json").write_text('{"val_tenths": 2}\n')
-    assert main(["train", "--out", str(run), "--part", "tune", "--val-tenths", "1"]) == 2
-    assert capsys.readouterr().err.strip() == (
-        f"companion train: {run}: its networks were trained with --val-tenths 2, "
-        "not --val-tenths 1")
-
-
-def test_webcam_val_on_a_folder_trained_without_it_is_one_line(tmp_path, capsys):
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "split.json").write_text('{"val_tenths": 1}\n')
-    assert main(["train", "--out", str(run), "--part", "tune", "--webcam-val"]) == 2
-    assert capsys.readouterr().err.strip() == (
-        f"companion train: {run}: its networks were trained with --val-tenths 1, "
-        "not --val-tenths 1 --webcam-val")
-
-
-def test_the_small_dice_split_with_two_tenths_or_on_another_folder_is_one_line(tmp_path,
-                                                                              capsys):
+def test_the_small_dice_split_with_two_tenths_is_one_line(tmp_path, capsys):
     run = tmp_path / "run"
     assert main(["train", "--out", str(run), "--part", "tune", "--val-tenths", "2",
                  "--tray-small-val"]) == 2
     assert capsys.readouterr().err.strip() == (
         "companion train: --val-tenths 2 --tray-small-val: no such split "
         "(--tray-small-val goes with --val-tenths 1)")
+
+
+@pytest.mark.parametrize("recorded, extra, had, asked", [
+    ('{"val_tenths": 2}', ["--val-tenths", "1"], "--val-tenths 2", "--val-tenths 1"),
+    ('{"val_tenths": 1}', ["--webcam-val"], "--val-tenths 1", "--val-tenths 1 --webcam-val"),
+    ('{"val_tenths": 1, "webcam_val": true}', ["--tray-small-val"],
+     "--val-tenths 1 --webcam-val", "--val-tenths 1 --webcam-val --tray-small-val")])
+def test_a_part_with_another_split_than_the_folders_is_one_line(tmp_path, capsys, recorded,
+                                                                extra, had, asked):
+    run = tmp_path / "run"
     run.mkdir()
-    (run / "split.json").write_text('{"val_tenths": 1, "webcam_val": true}\n')
-    assert main(["train", "--out", str(run), "--part", "tune", "--tray-small-val"]) == 2
+    (run / "split.json").write_text(recorded + "\n")
+    assert main(["train", "--out", str(run), "--part", "tune", *extra]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"companion train: {run}: its networks were trained with --val-tenths 1 "
-        "--webcam-val, not --val-tenths 1 --webcam-val --tray-small-val")
+        f"companion train: {run}: its networks were trained with {had}, not {asked}")
 
 
 @pytest.mark.parametrize("key, extra, want", [
