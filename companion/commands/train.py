@@ -3,6 +3,9 @@
 Needs the optional training extra (``pip install -e ".[train]"``: torch CPU, onnx) and
 the shared photo sets (../shared/datasets/dice-photos/). Writes detector.onnx,
 classifier.onnx and reader.json (thresholds chosen on the validation splits).
+
+A network cut short goes on from its last checkpoint (DIR/<network>.resume.pt, every
+500 steps) when the same command runs again; other options are refused, naming them.
 """
 
 from __future__ import annotations
@@ -11,10 +14,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from companion.vision.learned_model import CROP, CROP_SPAN, feature_side, grid_tiles
+from companion.vision.learned_model import (
+    CROP,
+    CROP_SPAN,
+    PART_NETWORKS,
+    TRAIN_PARTS,
+    feature_side,
+    grid_tiles,
+)
 
-PARTS = ("det", "cls", "cls-upright", "tune")
-NETWORKS = {"det": "detector", "cls": "classifier", "cls-upright": "classifier_upright"}
+PARTS = TRAIN_PARTS
 
 
 def bad_args(args: argparse.Namespace) -> str | None:
@@ -70,7 +79,7 @@ def bad_args(args: argparse.Namespace) -> str | None:
             return f"{option} {folder}: no detector.onnx there"
     if args.init:
         for part in args.part or PARTS:
-            name = NETWORKS.get(part)
+            name = PART_NETWORKS.get(part)
             d = Path(args.init)
             if name and not (d / f"{name}.pt").is_file() and not (d / f"{name}.onnx").is_file():
                 return f"--init {d}: neither {name}.pt nor {name}.onnx there"
@@ -90,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"companion train: {problem}", file=sys.stderr)
         return 2
     try:
-        from companion.vision.train_reader import InitUnusable, train
+        from companion.vision.train_reader import CheckpointUnusable, InitUnusable, train
     except ImportError as exc:
         print(f"companion train: needs the [train] extra (pip install -e '.[train]'): {exc}",
               file=sys.stderr)
@@ -121,9 +130,13 @@ def run(args: argparse.Namespace) -> int:
               cls_span=args.cls_span, cls_grid=args.cls_grid,
               wide_box_jitter=args.wide_box_jitter, soft_dice=args.soft_dice,
               soft_share=args.soft_share)
-    except (InitUnusable, ModelMissing) as exc:  # ModelUnreadable is a ModelMissing
+    except (InitUnusable, CheckpointUnusable, ModelMissing) as exc:  # also ModelUnreadable
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: a person stopping it, not a fault
+        print(f"companion train: stopped; the same command goes on from the last checkpoint "
+              f"(every 500 steps) in {args.out}", file=sys.stderr)
+        return 130
     return 0
 
 

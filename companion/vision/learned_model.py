@@ -21,6 +21,8 @@ CROP = 48
 CROP_SPAN = 1.3
 NOT_A_DIE = 6
 PAD_VALUE = 114
+TRAIN_PARTS = ("det", "cls", "cls-upright", "tune")  # `companion train --part`, in order
+PART_NETWORKS = {"det": "detector", "cls": "classifier", "cls-upright": "classifier_upright"}
 # ONNX metadata a classifier file may carry: "area" when it was trained on area-shrunk
 # crops (``crop(area=True)``; issue 8q), so the reader must cut its crops that way.
 CROP_FILTER_KEY = "crop_filter"

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -35,7 +37,9 @@ from companion.vision.learned_model import (
     CROP_SPAN_KEY,
     DET_SIZE,
     NOT_A_DIE,
+    PART_NETWORKS,
     STRIDE,
+    TRAIN_PARTS,
     crop,
     decode,
     feature_side,
@@ -559,6 +563,81 @@ class InitUnusable(ValueError):
     """A model to fine-tune from that cannot be used (one line naming the file)."""
 
 
+class CheckpointUnusable(ValueError):
+    """A half-trained network's checkpoint that cannot be resumed (one line naming it)."""
+
+
+CHECKPOINT_EVERY = 500  # steps between a network's checkpoints
+
+
+@dataclass
+class Checkpoint:
+    """Where a network in training keeps its progress, and the run it belongs to.
+    Every ``every`` steps the network, its optimiser, rate schedule, running average,
+    random draws and crop pool are written to ``path`` (whole or not at all), so a run
+    stopped part way (a power cut, a closed laptop) resumes at the last one when the same
+    command runs again and ends with the weights an unbroken run ends with. ``run``: the
+    options that made the run; a checkpoint of other options is refused, not mixed in.
+    ``state``: what ``load`` found (None: start from step 0)."""
+
+    path: Path
+    run: dict
+    every: int = CHECKPOINT_EVERY
+    state: dict | None = None
+
+    def load(self) -> Checkpoint:
+        """Read ``path`` when it is there; CheckpointUnusable when it is unreadable or
+        of another run, naming the file and what differs."""
+        if not self.path.is_file():
+            return self
+        try:  # our own file: it holds numpy draws and crops, so not weights only
+            state = torch.load(self.path, map_location="cpu", weights_only=False)
+            run, step = state["run"], int(state["step"])
+        except Exception as exc:  # a truncated or foreign file
+            raise CheckpointUnusable(f"{self.path}: cannot resume from it: {_first_line(exc)} "
+                                     "(delete it to train this network from the start)"
+                                     ) from None
+        if run != self.run:
+            differ = sorted(k for k in set(run) | set(self.run) if run.get(k) != self.run.get(k))
+            raise CheckpointUnusable(f"{self.path}: a checkpoint of a run with other "
+                                     f"{', '.join(differ)} (run the same command again to "
+                                     "resume it, or delete it to start over)")
+        self.state = state | {"step": step}
+        return self
+
+    def save(self, step: int, **parts) -> None:
+        tmp = self.path.with_name(self.path.name + ".part")
+        torch.save({"run": self.run, "step": step, **parts}, tmp)
+        os.replace(tmp, self.path)
+
+    def due(self, done: int, steps: int) -> bool:
+        """After ``done`` steps of ``steps``: time to write one (never after the last)."""
+        return done % self.every == 0 and done < steps
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _rng_parts(rng: np.random.Generator) -> dict:
+    return {"numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()}
+
+
+def _resume(checkpoint: Checkpoint | None, name: str, steps: int, rng: np.random.Generator,
+            log, **parts) -> tuple[int, dict]:
+    """The step to start at and the checkpoint's state (loaded into ``parts``, each a
+    module, optimiser or scheduler by name, and into ``rng``); step 0 without one."""
+    state = checkpoint.state if checkpoint else None
+    if not state:
+        return 0, {}
+    for key, part in parts.items():
+        if part is not None:
+            part.load_state_dict(state[key])
+    rng.bit_generator.state = state["numpy_rng"]
+    torch.set_rng_state(state["torch_rng"])
+    log(f"{name} resumes at step {state['step']}/{steps} from {checkpoint.path}")
+    return state["step"], state
+
+
 def _first_line(exc: Exception) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -674,11 +753,13 @@ def _start_from(model: nn.Module, init: Path | None, name: str, log) -> bool:
 def train_detector(sources: list, weights: list[float], steps: int, batch: int, size: int,
                    seed: int, log, init: Path | None = None,
                    scales: tuple[float, float] = DET_SCALES, stretch: float = 1.0,
-                   hard_share: float = 0.0) -> Detector:
+                   hard_share: float = 0.0,
+                   checkpoint: Checkpoint | None = None) -> Detector:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
     ``stretch``: see ``_det_sample``. ``hard_share``: that share of the draws from a
     source with ``missed`` counts (``mine_missed``) picks a photo in proportion to the
-    dice missed on it, not uniformly."""
+    dice missed on it, not uniformly. ``checkpoint``: progress is kept there and resumed
+    from it (``Checkpoint``)."""
     rng = np.random.default_rng(seed)
     hard = {}
     for k, src in enumerate(sources):
@@ -695,8 +776,10 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
     model.train()
     if frozen:
         freeze_batch_norm(model)
+    start, _ = _resume(checkpoint, "detector", steps, rng, log, model=model, opt=opt,
+                       sched=sched)
     t0 = time.time()
-    for step in range(steps):
+    for step in range(start, steps):
         imgs, hms, whs, masks = [], [], [], []
         for _ in range(batch):
             k = int(rng.choice(len(sources), p=p))
@@ -726,6 +809,9 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
         if step % 50 == 0 or step == steps - 1:
             log(f"det step {step}/{steps} loss {loss.item():.3f} (hm {loss_hm.item():.3f} "
                 f"wh {loss_wh.item():.3f}) {time.time() - t0:.0f}s")
+        if checkpoint and checkpoint.due(step + 1, steps):
+            checkpoint.save(step + 1, model=model.state_dict(), opt=opt.state_dict(),
+                            sched=sched.state_dict(), **_rng_parts(rng))
     model.eval()
     return model
 
@@ -738,7 +824,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      box_jitter: tuple[float, float, float] = BOX_JITTER,
                      area_crops: bool = False, crop_size: int = CROP,
                      crop_span: float = CROP_SPAN, grid: int = 1,
-                     soft_share: float = 0.0) -> Classifier:
+                     soft_share: float = 0.0,
+                     checkpoint: Checkpoint | None = None) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
     ``camera_aug``: crops also get ``_camera_augment``'s draws. ``area_crops``: crops are
     shrunk with an area filter (``learned_model.crop``), as the reader must then cut them
@@ -753,7 +840,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     ``grid``: the network's last feature map is averaged over grid x grid parts
     (``Classifier``; 1: whole, as every network before issue 8z). ``soft_share``: a
     source's ``soft_dice`` (when it has them) pull its dice's labels that far toward a
-    model's own reading (``_cls_samples``; 0: plain classes, as before issue 9b)."""
+    model's own reading (``_cls_samples``; 0: plain classes, as before issue 9b).
+    ``checkpoint``: progress is kept there and resumed from it (``Checkpoint``)."""
     if not grid_tiles(crop_size, grid):
         raise ValueError(f"grid {grid} does not divide the {feature_side(crop_size)} cells "
                          f"across a {crop_size} px crop's last feature map")
@@ -775,8 +863,12 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
 
         average = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(ema),
                                 use_buffers=True)
+    start, state = _resume(checkpoint, "classifier_upright" if upright else "classifier",
+                           steps, rng, log, model=model, opt=opt, sched=sched,
+                           average=average)
+    pool = state.get("pool", pool)
     t0 = time.time()
-    for step in range(steps):
+    for step in range(start, steps):
         while len(pool) < batch * 4:
             src = sources[int(rng.choice(len(sources), p=p))]
             i = int(rng.integers(len(src)))
@@ -815,6 +907,11 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
             acc = (logits.argmax(1) == y).float().mean().item()
             log(f"cls step {step}/{steps} loss {loss.item():.3f} acc {acc:.3f} "
                 f"{time.time() - t0:.0f}s")
+        if checkpoint and checkpoint.due(step + 1, steps):
+            checkpoint.save(step + 1, model=model.state_dict(), opt=opt.state_dict(),
+                            sched=sched.state_dict(), pool=pool,
+                            average=average.state_dict() if average is not None else None,
+                            **_rng_parts(rng))
     if average is not None:
         model = average.module
     model.eval()
@@ -857,7 +954,7 @@ def _export_cls(cls: Classifier, out: Path, name: str = "classifier",
 
 DET_BATCH, DET_CROP, CLS_BATCH = 16, 256, 96
 _ONNX = {"opset_version": 17, "do_constant_folding": True, "dynamo": False}
-PARTS = ("det", "cls", "cls-upright", "tune")
+PARTS = TRAIN_PARTS
 
 
 def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
@@ -912,10 +1009,20 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     sides (issue 8u); the reader cuts each network's crops as its file says.
     ``soft_dice``: a model folder whose reader's probabilities of the train dice
     (``mine_soft_dice``) the classifiers' labels of those dice are pulled ``soft_share``
-    toward (issue 9b)."""
+    toward (issue 9b).
+    A network stopped part way resumes at its last checkpoint (``Checkpoint``, in
+    ``out``/<network>.resume.pt) when the same options run again; the file goes when
+    the network is exported."""
+    options = {k: v for k, v in locals().items()
+               if k not in ("out", "root", "threads", "parts", "log", "tune_sizes",
+                            "tune_views")}
     out = Path(out)
     split = dice_photos.resolve_split(out, val_tenths, webcam_val, tray_small_val)
     train_sets, val_sets = dice_photos.SPLITS[split]
+    run = json.loads(json.dumps(options | {"split": split}, default=str))
+    checkpoints = {part: Checkpoint(out / f"{name}.resume.pt", run | {"network": name},
+                                 CHECKPOINT_EVERY).load()
+                   for part, name in PART_NETWORKS.items() if part in parts}
     if {"det", "cls", "cls-upright"} & set(parts):
         dice_photos.record_split(out, split)
     log(f"split: {dice_photos.split_options(split)} (train {', '.join(train_sets)}; "
@@ -946,9 +1053,11 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         det = train_detector([real, ren], [0.6, 0.4], det_steps, DET_BATCH, DET_CROP, seed, log,
                              init=Path(init) if init else None, scales=det_scales,
                              stretch=det_stretch,
-                             hard_share=hard_share if hard_photos else 0.0)
+                             hard_share=hard_share if hard_photos else 0.0,
+                             checkpoint=checkpoints["det"])
         _export_det(det, out)
         torch.save(det.state_dict(), out / "detector.pt")
+        checkpoints["det"].remove()
         log(f"detector exported to {out} ({time.time() - t0:.0f}s)")
     for part, name, upright in (("cls", "classifier", False),
                                 ("cls-upright", "classifier_upright", True)):
@@ -971,9 +1080,11 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                camera_aug=camera_aug, ema=ema, area_crops=area_crops,
                                box_jitter=WIDE_BOX_JITTER if wide_box_jitter else BOX_JITTER,
                                crop_size=cls_crop, crop_span=cls_span, grid=cls_grid,
-                               soft_share=soft_share if soft_dice else 0.0)
+                               soft_share=soft_share if soft_dice else 0.0,
+                               checkpoint=checkpoints[part])
         _export_cls(cls, out, name, area_crops, cls_crop, cls_span)
         torch.save(cls.state_dict(), out / f"{name}.pt")
+        checkpoints[part].remove()
         log(f"{name} exported to {out} ({time.time() - t0:.0f}s)")
     if "tune" not in parts:
         return out

@@ -122,3 +122,39 @@ def test_tuning_a_folder_with_no_networks_is_one_line(tmp_path, capsys):
     assert main(["train", "--out", str(run), "--part", "tune"]) == 2
     assert capsys.readouterr().err.strip() == (
         f"companion train: learned reader model not found in {run}")
+
+
+def test_a_checkpoint_that_will_not_resume_is_one_line(tmp_path, capsys):
+    """Issue 9d: a half-written or foreign <network>.resume.pt in the folder is named in
+    one line before any photo is read, and left where it is."""
+    pytest.importorskip("torch")
+    photos = tmp_path / "photos" / "table-mixed-d6"
+    photos.mkdir(parents=True)
+    (photos / "labels_test.csv").write_text("")
+    run = tmp_path / "run"
+    run.mkdir()
+    checkpoint = run / "classifier_upright.resume.pt"
+    checkpoint.write_bytes(b"half a file")
+    assert main(["train", "--out", str(run), "--photos", str(tmp_path / "photos"),
+                 "--part", "cls-upright"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"companion train: {checkpoint}: cannot resume from it: ")
+    assert err.count("\n") == 1 and checkpoint.read_bytes() == b"half a file"
+
+
+def test_ctrl_c_is_one_line_saying_the_same_command_goes_on(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("torch")
+    from companion.vision import train_reader
+
+    def stopped(out, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_reader, "train", stopped)
+    photos = tmp_path / "photos" / "table-mixed-d6"
+    photos.mkdir(parents=True)
+    (photos / "labels_test.csv").write_text("")
+    run = tmp_path / "run"
+    assert main(["train", "--out", str(run), "--photos", str(tmp_path / "photos"),
+                 "--part", "det"]) == 130
+    assert capsys.readouterr().err == ("companion train: stopped; the same command goes on "
+                                       f"from the last checkpoint (every 500 steps) in {run}\n")

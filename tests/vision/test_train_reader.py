@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -864,3 +865,147 @@ def test_soft_dice_train_toward_the_teacher_and_a_one_hot_teacher_trains_as_labe
             torch.testing.assert_close(same[k], plain[k], atol=1e-5, rtol=1e-4)
     assert any(not torch.allclose(other[k], plain[k], atol=1e-4)
                for k in plain if plain[k].is_floating_point())
+
+
+# ---------------------------------------------------------------- checkpoints (issue 9d)
+
+
+class _OneDie:
+    def __len__(self):
+        return 2
+
+    def get(self, i):
+        img = np.full((96, 96, 3), 60 + 40 * i, np.uint8)
+        img[30:60, 30:60] = 230
+        return img, np.array([[30, 30, 60, 60]], np.float32), np.array([2 + i])
+
+
+def _weights(net) -> dict:
+    return {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop_after_saving(monkeypatch, at: int) -> None:
+    """The run is cut (as by a power cut) just after its checkpoint of step ``at``."""
+    save = T.Checkpoint.save
+
+    def save_then_stop(self, step, **parts):
+        save(self, step, **parts)
+        if step == at:
+            raise _Stop
+
+    monkeypatch.setattr(T.Checkpoint, "save", save_then_stop)
+
+
+@pytest.mark.parametrize("network, ema", [("classifier", 0.0), ("classifier", 0.5),
+                                          ("detector", 0.0)])
+def test_a_run_cut_part_way_resumes_to_the_weights_of_an_unbroken_run(tmp_path, monkeypatch,
+                                                                      network, ema):
+    """Model, optimiser, rate, running average, random draws and the crop pool all come
+    back: six steps cut after the fourth and resumed end bit for bit where six unbroken
+    steps end. (Without the draws or the pool the weights differ, which this would see.)"""
+    torch.set_num_threads(1)
+
+    def run(checkpoint=None):
+        torch.manual_seed(0)
+        logs: list[str] = []
+        if network == "detector":
+            net = T.train_detector([_OneDie()], [1.0], steps=6, batch=2, size=64, seed=0,
+                                   log=logs.append, checkpoint=checkpoint)
+        else:
+            net = T.train_classifier([_OneDie()], [1.0], steps=6, batch=8, seed=0,
+                                     log=logs.append, ema=ema, checkpoint=checkpoint)
+        return _weights(net), logs
+
+    unbroken, _ = run()
+    path = tmp_path / f"{network}.resume.pt"
+    with monkeypatch.context() as m:
+        _stop_after_saving(m, at=4)
+        with pytest.raises(_Stop):
+            run(T.Checkpoint(path, {"seed": 0}, every=2).load())
+    resumed, logs = run(T.Checkpoint(path, {"seed": 0}, every=2).load())
+    assert f"{network} resumes at step 4/6 from {path}" in logs
+    assert not any(f"step {s}/6" in m for s in (0, 1, 2, 3) for m in logs)  # not redone
+    assert resumed.keys() == unbroken.keys()
+    for k in unbroken:
+        assert torch.equal(resumed[k], unbroken[k]), k
+
+
+def test_checkpoints_come_every_so_many_steps_and_never_after_the_last(tmp_path, monkeypatch):
+    saved: list[int] = []
+    monkeypatch.setattr(T.Checkpoint, "save", lambda self, step, **parts: saved.append(step))
+    T.train_classifier([_OneDie()], [1.0], steps=7, batch=4, seed=0, log=lambda m: None,
+                       checkpoint=T.Checkpoint(tmp_path / "c.pt", {}, every=3))
+    assert saved == [3, 6]
+
+
+def test_a_checkpoint_of_other_options_is_refused_naming_what_differs(tmp_path):
+    path = tmp_path / "classifier_upright.resume.pt"
+    T.Checkpoint(path, {"seed": 9, "upright_steps": 28000, "cls_crop": 48}).save(500)
+    with pytest.raises(T.CheckpointUnusable) as exc:
+        T.Checkpoint(path, {"seed": 9, "upright_steps": 14000, "cls_crop": 64}).load()
+    assert str(exc.value) == (f"{path}: a checkpoint of a run with other cls_crop, "
+                              "upright_steps (run the same command again to resume it, or "
+                              "delete it to start over)")
+    assert path.is_file()  # nothing lost: it is still there to resume with the old options
+    assert T.Checkpoint(path, {"seed": 9, "upright_steps": 28000,
+                               "cls_crop": 48}).load().state["step"] == 500
+
+
+@pytest.mark.parametrize("content", [b"", b"not a checkpoint", None])
+def test_an_unreadable_checkpoint_is_one_line_naming_it(tmp_path, content):
+    path = tmp_path / "detector.resume.pt"
+    if content is None:  # a torch file, but not one of ours
+        torch.save({"weights": torch.zeros(2)}, path)
+    else:
+        path.write_bytes(content)
+    with pytest.raises(T.CheckpointUnusable) as exc:
+        T.Checkpoint(path, {}).load()
+    message = str(exc.value)
+    assert message.startswith(f"{path}: cannot resume from it: ") and "\n" not in message
+    assert message.endswith("(delete it to train this network from the start)")
+
+
+def test_a_checkpoint_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A cut while writing leaves the last whole checkpoint, never half of a new one."""
+    path = tmp_path / "classifier.resume.pt"
+    ck = T.Checkpoint(path, {"seed": 1})
+    ck.save(500)
+
+    def cut(obj, f):
+        Path(f).write_bytes(b"half")
+        raise _Stop
+
+    monkeypatch.setattr(T.torch, "save", cut)
+    with pytest.raises(_Stop):
+        ck.save(1000)
+    assert T.Checkpoint(path, {"seed": 1}).load().state["step"] == 500
+
+
+def test_train_resumes_a_cut_network_and_removes_its_checkpoint_when_exported(tmp_path,
+                                                                             monkeypatch):
+    from companion.vision import dice_photos
+
+    if not dice_photos.available():
+        pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
+    monkeypatch.setattr(T, "CHECKPOINT_EVERY", 2)
+
+    def run(steps, logs):
+        T.train(tmp_path, parts=("cls-upright",), upright_steps=steps, rendered=2,
+                render_cube=True, log=logs.append)
+
+    with monkeypatch.context() as m:
+        _stop_after_saving(m, at=2)
+        with pytest.raises(_Stop):
+            run(3, [])
+    path = tmp_path / "classifier_upright.resume.pt"
+    assert path.is_file()
+    with pytest.raises(T.CheckpointUnusable, match="other upright_steps"):
+        run(4, [])
+    logs: list[str] = []
+    run(3, logs)
+    assert f"classifier_upright resumes at step 2/3 from {path}" in logs
+    assert (tmp_path / "classifier_upright.onnx").is_file() and not path.is_file()
