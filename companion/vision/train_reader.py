@@ -629,11 +629,16 @@ def _resume(checkpoint: Checkpoint | None, name: str, steps: int, rng: np.random
     state = checkpoint.state if checkpoint else None
     if not state:
         return 0, {}
-    for key, part in parts.items():
-        if part is not None:
-            part.load_state_dict(state[key])
-    rng.bit_generator.state = state["numpy_rng"]
-    torch.set_rng_state(state["torch_rng"])
+    try:  # a file of this run's options, but written by code with other networks
+        for key, part in parts.items():
+            if part is not None:
+                part.load_state_dict(state[key])
+        rng.bit_generator.state = state["numpy_rng"]
+        torch.set_rng_state(state["torch_rng"])
+    except (KeyError, RuntimeError, ValueError, TypeError) as exc:
+        raise CheckpointUnusable(f"{checkpoint.path}: cannot resume from it: "
+                                 f"{_first_line(exc)} (delete it to train this network "
+                                 "from the start)") from None
     log(f"{name} resumes at step {state['step']}/{steps} from {checkpoint.path}")
     return state["step"], state
 

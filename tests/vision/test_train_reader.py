@@ -969,6 +969,28 @@ def test_an_unreadable_checkpoint_is_one_line_naming_it(tmp_path, content):
     assert message.endswith("(delete it to train this network from the start)")
 
 
+@pytest.mark.parametrize("network", ["classifier", "detector"])
+def test_a_checkpoint_that_does_not_fit_the_network_is_one_line_naming_it(tmp_path, network):
+    """Its options match, but other code wrote it (other layers, a part missing): refused
+    in one line before a step is trained, and left in place."""
+    path = tmp_path / f"{network}.resume.pt"
+    T.Checkpoint(path, {"seed": 0}).save(4, model={"stem.weight": torch.zeros(3)},
+                                         opt={}, sched={})
+    with pytest.raises(T.CheckpointUnusable) as exc:
+        if network == "detector":
+            T.train_detector([_OneDie()], [1.0], steps=6, batch=2, size=64, seed=0,
+                             log=lambda m: None,
+                             checkpoint=T.Checkpoint(path, {"seed": 0}).load())
+        else:
+            T.train_classifier([_OneDie()], [1.0], steps=6, batch=8, seed=0,
+                               log=lambda m: None,
+                               checkpoint=T.Checkpoint(path, {"seed": 0}).load())
+    message = str(exc.value)
+    assert message.startswith(f"{path}: cannot resume from it: ") and "\n" not in message
+    assert message.endswith("(delete it to train this network from the start)")
+    assert path.is_file()
+
+
 def test_a_checkpoint_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     """A cut while writing leaves the last whole checkpoint, never half of a new one."""
     path = tmp_path / "classifier.resume.pt"
