@@ -106,7 +106,7 @@ def small_sources(root: str | Path | None = None) -> frozenset[str]:
         groups = _tray_groups(r)
         sides: dict[str, list[float]] = {}
         for m in load_manifest(r / "trays-mixed-d6" / "labels.csv"):
-            stem = groups.get(m.key, (source_of(m.key), ""))[0]
+            stem = _tray_stem(groups, m.key)
             sides.setdefault(stem, []).extend(max(d.box[2] - d.box[0], d.box[3] - d.box[1])
                                               for d in m.dice)
         _SMALL[r] = frozenset(s for s, v in sides.items()
@@ -120,6 +120,10 @@ def _tray_groups(root: Path) -> dict[str, tuple[str, str]]:
         return {r["image"]: (r["source_stem"], r["group"]) for r in csv.DictReader(fh)}
 
 
+def _tray_stem(groups: dict[str, tuple[str, str]], key: str) -> str:
+    return groups.get(key, (source_of(key), ""))[0]
+
+
 def _trays(root: Path, part: str, colour_only: bool = False) -> list[ManifestImage]:
     groups = _tray_groups(root)
     name = "labels_colour.csv" if colour_only else "labels.csv"
@@ -127,7 +131,7 @@ def _trays(root: Path, part: str, colour_only: bool = False) -> list[ManifestIma
     smalls = small_sources(root) if small else frozenset()
     out = []
     for m in load_manifest(root / "trays-mixed-d6" / name):
-        stem = groups.get(m.key, (source_of(m.key), ""))[0]
+        stem = _tray_stem(groups, m.key)
         if tray_part(stem, tenths, stem in smalls) == part:
             out.append(m)
     return out
@@ -149,8 +153,15 @@ def _table_train(root: Path, part: str) -> list[ManifestImage]:
 
 
 def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
-    """A named split, as manifest images (paths resolved under the photo root)."""
+    """A named split, as manifest images (paths resolved under the photo root); a name
+    ending in ``-half`` is that split's half-size set (``half_size``)."""
     r = photo_root(root)
+    if name.endswith("-half"):  # its dice half as large (half_size; images built once)
+        from companion.vision import half_size
+
+        items = load_set(name.removesuffix("-half"), r)
+        return half_size.build(items, sources_of(name.removesuffix("-half"), items, r),
+                               half_size.cache_root() / "half-size" / name)
     if name == "webcam-white":
         return load_manifest(r / "webcam-white-d6" / "labels.csv")
     if name in ("webcam-train", "webcam-val"):
@@ -168,7 +179,17 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     if name.startswith("trays-"):
         return _trays(r, name.removeprefix("trays-"))
     raise KeyError(f"unknown photo set {name!r} (e.g. {', '.join(VAL_SETS)}, webcam-val, "
-                   f"{', '.join(HELD_ASIDE)})")
+                   f"{', '.join(HELD_ASIDE)}; any of them with -half: its dice half as large)")
+
+
+def sources_of(name: str, items: list[ManifestImage], root: str | Path | None = None
+               ) -> list[str]:
+    """Each photo's source photo (augmented copies share it): a tray photo's ``groups.csv``
+    ``source_stem``, else the one its file name gives (``source_of``)."""
+    if not name.startswith("trays-"):
+        return [source_of(m.key) for m in items]
+    groups = _tray_groups(photo_root(root))
+    return [_tray_stem(groups, m.key) for m in items]
 
 
 TRAIN_SETS = ("webcam-white", "table-train", "trays-train")

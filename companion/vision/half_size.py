@@ -1,0 +1,118 @@
+"""Half-size sets: a photo set's dice made small, from photos no network trained on.
+
+Validation is nearly blind to small dice (issue 9c: dice under 32 px are 20 of trays-val's
+501, but 808 of trays-test's 2,388), and a split that moves small-dice photos to
+validation needs every network trained again. A half-size set shows validation's own
+photos, unseen by every network, with their dice half as large: each source photo's
+copies (augmented copies of one photo share a source) scaled to half the side, four to a
+640x640 image in a 2x2 grid (copies cycled when there are fewer than four), boxes scaled
+with them. The image stays 640 px, so the detector sees the dice at half the size too.
+
+``table-val-half`` is ``table-val`` so (median die side 21.5 px against 43), and
+``trays-val-half`` ``trays-val`` (28.5 against 57). Downscaling is not distance: a far die
+is also blurred and lit as the lens and the light make it; this is a proxy that counts
+small dice found and read, not a set of its own. One image holds one source photo, so an
+interval over source photos holds.
+
+The images are built once into a cache folder (``$VAULT_COMPANION_CACHE``, else
+``$XDG_CACHE_HOME/vault-companion``, else ``~/.cache/vault-companion``), one folder per set
+with its ``labels.csv``; a folder whose recorded inputs differ from the set's is built again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.evaluate import ManifestImage, load_manifest
+from companion.vision.frames import load_image
+
+SUFFIX = "-half"
+SIDE = 640  # px: a mosaic's side
+GRID = 2  # tiles across: each copy is scaled to SIDE / GRID
+VERSION = 1  # bumped when the mosaics are made otherwise (older caches are rebuilt)
+_STAMP = "inputs.json"
+
+
+def cache_root() -> Path:
+    env = os.environ.get("VAULT_COMPANION_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "vault-companion"
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:60]
+
+
+def mosaic(copies: Sequence[ManifestImage]) -> tuple[np.ndarray, list[tuple[str, tuple]]]:
+    """One SIDE x SIDE image of ``copies`` (cycled) at 1/GRID of the side, each kept whole
+    in its tile (aspect kept, top left; the rest black), and its dice (face, box)."""
+    tile = SIDE // GRID
+    canvas = np.zeros((SIDE, SIDE, 3), np.uint8)
+    dice: list[tuple[str, tuple]] = []
+    for q in range(GRID * GRID):
+        m = copies[q % len(copies)]
+        img = load_image(m.path)
+        h, w = img.shape[:2]
+        f = tile / max(h, w)
+        nw, nh = max(1, round(w * f)), max(1, round(h * f))
+        ox, oy = (q % GRID) * tile, (q // GRID) * tile
+        canvas[oy:oy + nh, ox:ox + nw] = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_AREA)
+        for d in m.dice:
+            x0, y0, x1, y1 = d.box
+            dice.append((d.face, (ox + x0 * f, oy + y0 * f, ox + x1 * f, oy + y1 * f)))
+    return canvas, dice
+
+
+def _inputs(items: Sequence[ManifestImage], sources: Sequence[str]) -> dict:
+    h = hashlib.sha1()
+    for m, s in zip(items, sources, strict=True):
+        h.update(json.dumps([s, str(m.path), [[d.face, *d.box] for d in m.dice]]).encode())
+    return {"version": VERSION, "side": SIDE, "grid": GRID, "images": len(items),
+            "sha1": h.hexdigest()}
+
+
+def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
+          ) -> list[ManifestImage]:
+    """The half-size images of ``items`` (``sources``: each one's source photo) in
+    ``folder`` (built there unless it already holds these inputs' images), as a manifest:
+    one image per source photo, named after it, in order of first appearance."""
+    want = _inputs(items, sources)
+    stamp = folder / _STAMP
+    try:
+        if json.loads(stamp.read_text(encoding="utf-8")) == want:
+            return load_manifest(folder / "labels.csv")
+    except (OSError, ValueError):
+        pass  # none yet, or another set's, or half written: build it
+    by_source: dict[str, list[ManifestImage]] = {}
+    for m, s in zip(items, sources, strict=True):
+        by_source.setdefault(s, []).append(m)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
+    try:
+        rows = ["image,face,x0,y0,x1,y1"]
+        for k, (source, copies) in enumerate(by_source.items()):
+            name = f"{k:04d}_{_safe(source)}.png"
+            canvas, dice = mosaic(copies)
+            if not cv2.imwrite(str(tmp / name), canvas):
+                raise OSError(f"{tmp / name}: cannot write the image")
+            rows += [f"{name},{face}," + ",".join(f"{v:.2f}" for v in box)
+                     for face, box in dice]
+        (tmp / "labels.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+        (tmp / _STAMP).write_text(json.dumps(want) + "\n", encoding="utf-8")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return load_manifest(folder / "labels.csv")
+
