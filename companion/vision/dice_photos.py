@@ -32,6 +32,9 @@ the train part's small-dice sources (median labelled die side under
 labels only, never from a result) move to validation: 27 sources, 409 dice; the tray
 validation then holds 910 dice, 319 of them small (35%; trays-test 34%). Table and
 webcam parts are as in the split it extends.
+Any set's name with ``-half`` (issue 9e; ``half_size``) is its photos with the dice half
+as large, four copies of one source photo to a 640x640 image: small dice in validation
+without moving photos out of training.
 A model records the sets it was trained and tuned on (reader.json ``train_sets`` /
 ``val_sets``).
 A training folder records its split in ``split.json`` (``record_split``), so a part
