@@ -82,18 +82,23 @@ def _inputs(items: Sequence[ManifestImage], sources: Sequence[str]) -> dict:
             "sha1": h.hexdigest()}
 
 
+def _holds(folder: Path, want: dict) -> bool:
+    """Whether ``folder`` holds a whole build of these inputs (none yet, another set's or
+    a half-written one: no)."""
+    try:
+        return json.loads((folder / _STAMP).read_text(encoding="utf-8")) == want
+    except (OSError, ValueError):
+        return False
+
+
 def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
           ) -> list[ManifestImage]:
     """The half-size images of ``items`` (``sources``: each one's source photo) in
     ``folder`` (built there unless it already holds these inputs' images), as a manifest:
     one image per source photo, named after it, in order of first appearance."""
     want = _inputs(items, sources)
-    stamp = folder / _STAMP
-    try:
-        if json.loads(stamp.read_text(encoding="utf-8")) == want:
-            return load_manifest(folder / "labels.csv")
-    except (OSError, ValueError):
-        pass  # none yet, or another set's, or half written: build it
+    if _holds(folder, want):
+        return load_manifest(folder / "labels.csv")
     by_source: dict[str, list[ManifestImage]] = {}
     for m, s in zip(items, sources, strict=True):
         by_source.setdefault(s, []).append(m)
@@ -111,7 +116,11 @@ def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
         (tmp / "labels.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
         (tmp / _STAMP).write_text(json.dumps(want) + "\n", encoding="utf-8")
         shutil.rmtree(folder, ignore_errors=True)
-        os.replace(tmp, folder)
+        try:
+            os.replace(tmp, folder)
+        except OSError:  # another process built it meanwhile: fine if it is the same
+            if not _holds(folder, want):
+                raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return load_manifest(folder / "labels.csv")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import cv2
@@ -64,6 +66,29 @@ def test_built_once_and_again_only_when_the_set_changes(copies, tmp_path):
     assert [m.key for m in again] == ["0000_s.png", "0001_t.png"]
     assert [len(m.dice) for m in again] == [4, 4]
     assert sorted(p.name for p in folder.parent.iterdir()) == ["x-half"]  # nothing left over
+
+
+def test_a_set_another_process_built_meanwhile_is_taken(copies, tmp_path, monkeypatch):
+    folder = tmp_path / "cache" / "x-half"
+    same = half_size.build(copies, ["s", "s"], tmp_path / "same" / "x-half")
+    half_size.build(copies, ["s", "t"], tmp_path / "other" / "x-half")
+    replace = os.replace
+    landing = {"from": tmp_path / "same" / "x-half"}
+
+    def late(src, dst):  # the other process's folder lands just before ours
+        shutil.copytree(landing["from"], dst)
+        replace(src, dst)
+
+    monkeypatch.setattr(half_size.os, "replace", late)
+    assert half_size.build(copies, ["s", "s"], folder) == [
+        ManifestImage(key=m.key, path=folder / m.key, dice=m.dice) for m in same]
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["x-half"]
+    # another set's build landing there is not taken for ours
+    shutil.rmtree(folder)
+    landing["from"] = tmp_path / "other" / "x-half"
+    with pytest.raises(OSError):
+        half_size.build(copies, ["s", "s"], folder)
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["x-half"]  # no tmp left
 
 
 def test_an_unreadable_photo_names_it_and_keeps_the_built_set(copies, tmp_path):
