@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
+from companion.cache import cache_dir as _cache_dir
+
 QUEUE_LENGTH = 3
 MAX_WAIT_S = 4.0
 RENDER_TIMEOUT_S = 10.0
@@ -51,11 +53,7 @@ class RecordingSpeaker:
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("CACHE_DIRECTORY", "").split(":")[0]  # systemd's CacheDirectory=
-    if base:
-        return Path(base) / "speech"
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return cache / "vault-companion" / "speech"
+    return _cache_dir("speech")
 
 
 def render_wav(

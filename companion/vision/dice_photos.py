@@ -162,9 +162,9 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     if name.endswith("-half"):  # its dice half as large (half_size; images built once)
         from companion.vision import half_size
 
-        items = load_set(name.removesuffix("-half"), r)
-        return half_size.build(items, sources_of(name.removesuffix("-half"), items, r),
-                               half_size.cache_root() / "half-size" / name)
+        base = name.removesuffix("-half")
+        items = load_set(base, r)
+        return half_size.build(items, sources_of(base, items, r), half_size.folder(name))
     if name == "webcam-white":
         return load_manifest(r / "webcam-white-d6" / "labels.csv")
     if name in ("webcam-train", "webcam-val"):

@@ -14,9 +14,10 @@ is also blurred and lit as the lens and the light make it; this is a proxy that 
 small dice found and read, not a set of its own. One image holds one source photo, so an
 interval over source photos holds.
 
-The images are built once into a cache folder (``$VAULT_COMPANION_CACHE``, else
-``$XDG_CACHE_HOME/vault-companion``, else ``~/.cache/vault-companion``), one folder per set
-with its ``labels.csv``; a folder whose recorded inputs differ from the set's is built again.
+The images are built once into the companion's cache (``companion.cache``:
+``$XDG_CACHE_HOME/vault-companion/half-size``, by default under ``~/.cache``), one folder
+per set with its ``labels.csv``; a folder whose recorded inputs differ from the set's is
+built again.
 """
 
 from __future__ import annotations
@@ -32,22 +33,19 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.cache import cache_dir
 from companion.vision.evaluate import ManifestImage, load_manifest
 from companion.vision.frames import load_image
 
-SUFFIX = "-half"
 SIDE = 640  # px: a mosaic's side
 GRID = 2  # tiles across: each copy is scaled to SIDE / GRID
 VERSION = 1  # bumped when the mosaics are made otherwise (older caches are rebuilt)
 _STAMP = "inputs.json"
 
 
-def cache_root() -> Path:
-    env = os.environ.get("VAULT_COMPANION_CACHE")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "vault-companion"
+def folder(name: str) -> Path:
+    """Where the half-size set ``name`` is built (the companion's cache)."""
+    return cache_dir("half-size") / name
 
 
 def _safe(text: str) -> str:

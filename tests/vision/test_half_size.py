@@ -97,23 +97,24 @@ def test_an_unreadable_photo_names_it_and_keeps_the_built_set(copies, tmp_path):
     copies[1].path.write_bytes(b"not a png")
     with pytest.raises(FrameUnreadable, match="b.png"):
         half_size.build(copies, ["s", "t"], folder)
-    assert half_size.build(copies[:1] + copies[1:], ["s", "s"], folder) == built
+    assert half_size.build(copies, ["s", "s"], folder) == built
     assert sorted(p.name for p in folder.parent.iterdir()) == ["x-half"]
 
 
 def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("VAULT_COMPANION_CACHE", str(tmp_path / "v"))
-    assert half_size.cache_root() == tmp_path / "v"
-    monkeypatch.delenv("VAULT_COMPANION_CACHE")
+    monkeypatch.setenv("CACHE_DIRECTORY", f"{tmp_path / 'v'}:{tmp_path / 'w'}")
+    assert half_size.folder("x-half") == tmp_path / "v" / "half-size" / "x-half"
+    monkeypatch.delenv("CACHE_DIRECTORY")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
-    assert half_size.cache_root() == tmp_path / "x" / "vault-companion"
+    assert half_size.folder("x-half") == tmp_path / "x" / "vault-companion" / "half-size" / "x-half"
 
 
 @pytest.mark.skipif(not dice_photos.available(), reason="photo sets not found")
 @pytest.mark.parametrize("name", ["table-val", "trays-val"])
 def test_a_validation_set_at_half_size_is_one_image_per_source_photo(name, monkeypatch,
                                                                      tmp_path):
-    monkeypatch.setenv("VAULT_COMPANION_CACHE", str(tmp_path))
+    monkeypatch.delenv("CACHE_DIRECTORY", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     whole = dice_photos.load_set(name)
     half = dice_photos.load_set(name + "-half")
     sources = dice_photos.sources_of(name, whole)
