@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 
 from companion.cache import cache_dir
-from companion.vision.evaluate import ManifestImage, load_manifest
+from companion.vision.evaluate import ManifestError, ManifestImage, load_manifest
 from companion.vision.frames import load_image
 
 SIDE = 640  # px: a mosaic's side
@@ -92,11 +92,17 @@ def _holds(folder: Path, want: dict) -> bool:
 def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
           ) -> list[ManifestImage]:
     """The half-size images of ``items`` (``sources``: each one's source photo) in
-    ``folder`` (built there unless it already holds these inputs' images), as a manifest:
+    ``folder`` (built there unless it already holds these inputs' images whole: a cache
+    with its labels unreadable or an image gone is built again), as a manifest:
     one image per source photo, named after it, in order of first appearance."""
     want = _inputs(items, sources)
     if _holds(folder, want):
-        return load_manifest(folder / "labels.csv")
+        try:
+            cached = load_manifest(folder / "labels.csv")
+            if all(m.path.is_file() for m in cached):
+                return cached
+        except ManifestError:
+            pass  # damaged: built again below (it holds nothing that cannot be rebuilt)
     by_source: dict[str, list[ManifestImage]] = {}
     for m, s in zip(items, sources, strict=True):
         by_source.setdefault(s, []).append(m)

@@ -68,6 +68,19 @@ def test_built_once_and_again_only_when_the_set_changes(copies, tmp_path):
     assert sorted(p.name for p in folder.parent.iterdir()) == ["x-half"]  # nothing left over
 
 
+@pytest.mark.parametrize("damage", ["labels", "image"])
+def test_a_damaged_cache_is_built_again(copies, tmp_path, damage):
+    folder = tmp_path / "cache" / "x-half"
+    built = half_size.build(copies, ["s", "t"], folder)
+    if damage == "labels":
+        (folder / "labels.csv").write_text("garbage\n")
+    else:
+        (folder / "0001_t.png").unlink()
+    assert half_size.build(copies, ["s", "t"], folder) == built
+    assert (folder / "0001_t.png").is_file()
+    assert (folder / "labels.csv").read_text().startswith("image,face,")
+
+
 def test_a_set_another_process_built_meanwhile_is_taken(copies, tmp_path, monkeypatch):
     folder = tmp_path / "cache" / "x-half"
     same = half_size.build(copies, ["s", "s"], tmp_path / "same" / "x-half")
