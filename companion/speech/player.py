@@ -52,10 +52,6 @@ class RecordingSpeaker:
         pass
 
 
-def default_cache_dir() -> Path:
-    return _cache_dir("speech")
-
-
 def render_wav(
     text: str,
     out: Path,
@@ -100,7 +96,7 @@ class EspeakSpeaker:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.voice, self.speed, self.volume, self.device = voice, speed, volume, device
-        self.cache_dir = cache_dir or default_cache_dir()
+        self.cache_dir = cache_dir or _cache_dir("speech")
         self.espeak, self.aplay = espeak, aplay
         self.max_wait_s = max_wait_s
         self.notice = notice

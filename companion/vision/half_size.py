@@ -14,10 +14,10 @@ is also blurred and lit as the lens and the light make it; this is a proxy that 
 small dice found and read, not a set of its own. One image holds one source photo, so an
 interval over source photos holds.
 
-The images are built once into the companion's cache (``companion.cache``:
-``$XDG_CACHE_HOME/vault-companion/half-size``, by default under ``~/.cache``), one folder
-per set with its ``labels.csv``; a folder whose recorded inputs differ from the set's is
-built again.
+The images are built once into the companion's cache (``companion.cache``: systemd's
+``$CACHE_DIRECTORY/half-size`` when set, else ``$XDG_CACHE_HOME/vault-companion/half-size``,
+by default under ``~/.cache``), one folder per set with its ``labels.csv``; a folder
+whose recorded inputs differ from the set's is built again.
 """
 
 from __future__ import annotations
