@@ -17,6 +17,7 @@ from pathlib import Path
 from companion.vision.learned_model import (
     CROP,
     CROP_SPAN,
+    LOW_RES_SHARE,
     PART_NETWORKS,
     TRAIN_PARTS,
     feature_side,
@@ -70,6 +71,8 @@ def bad_args(args: argparse.Namespace) -> str | None:
             return f"{option} {folder}: no reader.json there"
     if not 0 < args.soft_share <= 1:
         return f"--soft-share {args.soft_share:g}: needs a share above 0, at most 1"
+    if not 0 <= args.low_res_share <= 1:
+        return f"--low-res-share {args.low_res_share:g}: needs a share from 0 to 1"
     if not 0 < args.hard_share <= 1:
         return f"--hard-share {args.hard_share:g}: needs a share above 0, at most 1"
     for option, folder in (("--false-peaks", args.false_peaks),
@@ -129,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
               ema=args.ema, area_crops=args.area_crops, cls_crop=args.cls_crop,
               cls_span=args.cls_span, cls_grid=args.cls_grid,
               wide_box_jitter=args.wide_box_jitter, soft_dice=args.soft_dice,
-              soft_share=args.soft_share)
+              soft_share=args.soft_share, low_res_share=args.low_res_share)
     except (InitUnusable, CheckpointUnusable, ModelMissing) as exc:  # also ModelUnreadable
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -195,6 +198,10 @@ def register(subparsers) -> None:
                    help="classifiers: crops are also squeezed or stretched top to bottom, "
                         "dotted with salt-and-pepper noise and JPEG-encoded, as other "
                         "cameras would show the dice")
+    p.add_argument("--low-res-share", type=float, default=LOW_RES_SHARE, metavar="SHARE",
+                   help="classifiers: the share of crops shrunk to 10 px .. three quarters "
+                        "of their side and scaled back, as a die seen small looks (default "
+                        f"{LOW_RES_SHARE:g}, as every network before issue 9g)")
     p.add_argument("--ema", type=float, default=0.0, metavar="DECAY",
                    help="classifiers: export the running average of the weights (and batch "
                         "norm statistics) taken each step with this decay, e.g. 0.999 (0: "

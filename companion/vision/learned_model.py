@@ -19,6 +19,7 @@ DET_SIZE = 416
 STRIDE = 4
 CROP = 48
 CROP_SPAN = 1.3
+LOW_RES_SHARE = 0.1  # training: classifier crops seen at a lower resolution (issue 9g)
 NOT_A_DIE = 6
 PAD_VALUE = 114
 TRAIN_PARTS = ("det", "cls", "cls-upright", "tune")  # `companion train --part`, in order

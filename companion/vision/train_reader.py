@@ -36,6 +36,7 @@ from companion.vision.learned_model import (
     CROP_SPAN,
     CROP_SPAN_KEY,
     DET_SIZE,
+    LOW_RES_SHARE,
     NOT_A_DIE,
     PART_NETWORKS,
     STRIDE,
@@ -55,6 +56,8 @@ BOX_JITTER = (0.9, 1.1, 0.03)
 WIDE_BOX_JITTER = (0.75, 1.25, 0.05)
 UPRIGHT_TURN = 12.0  # degrees (standard deviation) an upright classifier crop is turned
 SMALL_DIE = 32  # px (box side in the photo): a small die, for ``small_weight``
+# options added after checkpoints were first written, with the value older runs had
+LATER_OPTIONS = {"low_res_share": LOW_RES_SHARE}
 
 
 def _cbr(i: int, o: int, s: int = 1, k: int = 3) -> nn.Sequential:
@@ -529,10 +532,13 @@ def _camera_augment(c: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return c
 
 
-def _cls_augment(c: np.ndarray, rng: np.random.Generator, camera: bool = False
-                 ) -> np.ndarray:
+def _cls_augment(c: np.ndarray, rng: np.random.Generator, camera: bool = False,
+                 low_res: float = LOW_RES_SHARE) -> np.ndarray:
     """Colour, blur and resolution draws for a classifier crop; ``camera`` adds
-    ``_camera_augment`` first (off: the draws are exactly those of earlier models)."""
+    ``_camera_augment`` first (off: the draws are exactly those of earlier models).
+    ``low_res``: the share of crops shrunk to 10 px .. three quarters of their side and
+    scaled back, as a die seen small looks (``LOW_RES_SHARE``: the share, and so the
+    draws, of every network before issue 9g)."""
     if camera:
         c = _camera_augment(c, rng)
     # hue turns and saturation scaling: die and table colours nobody trained on
@@ -544,7 +550,7 @@ def _cls_augment(c: np.ndarray, rng: np.random.Generator, camera: bool = False
     if rng.random() < 0.2:
         k = int(rng.choice([3, 5]))
         c = cv2.GaussianBlur(c, (k, k), 0)
-    if rng.random() < 0.1:  # lower resolution: a die seen small
+    if rng.random() < low_res:  # lower resolution: a die seen small
         size = c.shape[0]
         s = int(rng.integers(10, size * 3 // 4))
         c = cv2.resize(cv2.resize(c, (s, s), interpolation=cv2.INTER_AREA), (size, size))
@@ -597,8 +603,9 @@ class Checkpoint:
             raise CheckpointUnusable(f"{self.path}: cannot resume from it: {_first_line(exc)} "
                                      "(delete it to train this network from the start)"
                                      ) from None
-        if run != self.run:
-            differ = sorted(k for k in set(run) | set(self.run) if run.get(k) != self.run.get(k))
+        run, mine = LATER_OPTIONS | run, LATER_OPTIONS | self.run  # absent: the old value
+        if run != mine:
+            differ = sorted(k for k in set(run) | set(mine) if run.get(k) != mine.get(k))
             raise CheckpointUnusable(f"{self.path}: a checkpoint of a run with other "
                                      f"{', '.join(differ)} (run the same command again to "
                                      "resume it, or delete it to start over)")
@@ -829,7 +836,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      box_jitter: tuple[float, float, float] = BOX_JITTER,
                      area_crops: bool = False, crop_size: int = CROP,
                      crop_span: float = CROP_SPAN, grid: int = 1,
-                     soft_share: float = 0.0,
+                     soft_share: float = 0.0, low_res_share: float = LOW_RES_SHARE,
                      checkpoint: Checkpoint | None = None) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
     ``camera_aug``: crops also get ``_camera_augment``'s draws. ``area_crops``: crops are
@@ -846,6 +853,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     (``Classifier``; 1: whole, as every network before issue 8z). ``soft_share``: a
     source's ``soft_dice`` (when it has them) pull its dice's labels that far toward a
     model's own reading (``_cls_samples``; 0: plain classes, as before issue 9b).
+    ``low_res_share``: the share of crops seen at a lower resolution (``_cls_augment``).
     ``checkpoint``: progress is kept there and resumed from it (``Checkpoint``)."""
     if not grid_tiles(crop_size, grid):
         raise ValueError(f"grid {grid} does not divide the {feature_side(crop_size)} cells "
@@ -896,7 +904,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
         pool = [pool[i] for i in idx[batch:]]
-        x = _to_tensor([_cls_augment(c, rng, camera_aug) for c, _ in take])
+        x = _to_tensor([_cls_augment(c, rng, camera_aug, low_res_share) for c, _ in take])
         y = _targets([lab for _, lab in take])
         logits, _ = model(x)
         loss = F.cross_entropy(logits, y, label_smoothing=0.05)
@@ -979,7 +987,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           camera_aug: bool = False, ema: float = 0.0, area_crops: bool = False,
           cls_crop: int = CROP, cls_span: float = CROP_SPAN, cls_grid: int = 1,
           wide_box_jitter: bool = False, soft_dice: str | Path | None = None,
-          soft_share: float = 0.5) -> Path:
+          soft_share: float = 0.5, low_res_share: float = LOW_RES_SHARE) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -1014,7 +1022,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     sides (issue 8u); the reader cuts each network's crops as its file says.
     ``soft_dice``: a model folder whose reader's probabilities of the train dice
     (``mine_soft_dice``) the classifiers' labels of those dice are pulled ``soft_share``
-    toward (issue 9b).
+    toward (issue 9b). ``low_res_share``: the share of the classifiers' crops shrunk and
+    scaled back, as small dice look (``_cls_augment``; issue 9g).
     A network stopped part way resumes at its last checkpoint (``Checkpoint``, in
     ``out``/<network>.resume.pt) when the same options run again; the file goes when
     the network is exported."""
@@ -1086,6 +1095,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                box_jitter=WIDE_BOX_JITTER if wide_box_jitter else BOX_JITTER,
                                crop_size=cls_crop, crop_span=cls_span, grid=cls_grid,
                                soft_share=soft_share if soft_dice else 0.0,
+                               low_res_share=low_res_share,
                                checkpoint=checkpoints[part])
         _export_cls(cls, out, name, area_crops, cls_crop, cls_span)
         torch.save(cls.state_dict(), out / f"{name}.pt")
@@ -1105,7 +1115,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "wide_box_jitter": wide_box_jitter,
                  "upright_steps": upright_steps,
                  "upright_render": upright_render, "render_cube": render_cube,
-                 "small_weight": small_weight,
+                 "small_weight": small_weight, "low_res_share": low_res_share,
                  "false_peaks": str(false_peaks) if false_peaks else None,
                  "part_negatives": part_negatives,
                  "die_boxes": str(die_boxes) if die_boxes else None,

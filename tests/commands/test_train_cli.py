@@ -23,6 +23,9 @@ from companion.cli import main
     (["--soft-dice", "/nowhere"], "--soft-dice /nowhere: no reader.json there"),
     (["--soft-share", "0"], "--soft-share 0: needs a share above 0, at most 1"),
     (["--soft-share", "1.5"], "--soft-share 1.5: needs a share above 0, at most 1"),
+    # issue 9g
+    (["--low-res-share", "1.5"], "--low-res-share 1.5: needs a share from 0 to 1"),
+    (["--low-res-share", "-0.1"], "--low-res-share -0.1: needs a share from 0 to 1"),
     (["--tune-sizes", "416", "500"], "--tune-sizes 416 500: each a multiple of 32 from 64 to 2048"),
     (["--tune-views", "3"], "--tune-views 3: each 1, 2, 4 or 8"),
     (["--ema", "1"], "--ema 1: needs a decay from 0 (off) to below 1"),
@@ -108,6 +111,21 @@ def test_classifier_crop_options_reach_training(tmp_path, monkeypatch, key, extr
     assert main(["train", "--out", str(tmp_path / "run"), "--photos",
                  str(tmp_path / "photos"), "--part", "cls-upright", *extra]) == 0
     assert seen[key] is want
+
+
+@pytest.mark.parametrize("extra, want", [([], 0.1), (["--low-res-share", "0.4"], 0.4)])
+def test_low_res_share_reaches_training(tmp_path, monkeypatch, extra, want):
+    pytest.importorskip("torch")
+    from companion.vision import train_reader
+
+    seen = {}
+    monkeypatch.setattr(train_reader, "train", lambda out, **kw: seen.update(kw))
+    photos = tmp_path / "photos" / "table-mixed-d6"
+    photos.mkdir(parents=True)
+    (photos / "labels_test.csv").write_text("")
+    assert main(["train", "--out", str(tmp_path / "run"), "--photos",
+                 str(tmp_path / "photos"), "--part", "cls-upright", *extra]) == 0
+    assert seen["low_res_share"] == want
 
 
 def test_tuning_a_folder_with_no_networks_is_one_line(tmp_path, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -514,6 +515,38 @@ def test_camera_aug_off_keeps_the_old_draws():
     on = np.random.default_rng(5)
     T._cls_augment(c, on, camera=True)
     assert on.random() != np.random.default_rng(5).random()  # it draws more
+
+
+def _fine_detail(c: np.ndarray) -> float:
+    return float(cv2.Laplacian(cv2.cvtColor(c, cv2.COLOR_BGR2GRAY), cv2.CV_64F).var())
+
+
+def test_low_res_share_sets_how_many_crops_lose_their_detail():
+    """Issue 9g: every crop at share 1, none at 0; the default is the old 10%."""
+    board = np.kron((np.indices((24, 24)).sum(0) % 2), np.ones((2, 2)))  # 2 px squares
+    c = np.repeat((board * 200 + 30).astype(np.uint8)[..., None], 3, axis=2)
+    seeds = range(40)
+    none = [T._cls_augment(c, np.random.default_rng(s), low_res=0.0) for s in seeds]
+    every = [T._cls_augment(c, np.random.default_rng(s), low_res=1.0) for s in seeds]
+    # the same draws up to the last step, so each pair differs by the shrink alone
+    shrunk = [_fine_detail(e) < 0.5 * _fine_detail(n) for n, e in zip(none, every, strict=True)]
+    assert all(shrunk)
+    assert all(e.shape == c.shape for e in every)
+    old = [T._cls_augment(c, np.random.default_rng(s)) for s in seeds]
+    tenth = [T._cls_augment(c, np.random.default_rng(s), low_res=0.1) for s in seeds]
+    assert all(np.array_equal(o, t) for o, t in zip(old, tenth, strict=True))
+    lost = sum(not np.array_equal(o, n) for o, n in zip(old, none, strict=True))
+    assert 0 < lost < len(seeds) // 2  # a few of forty, not none and not most
+
+
+def test_a_checkpoint_from_before_low_res_share_resumes_with_the_old_share(tmp_path):
+    """Runs checkpointed before the option existed had the default share."""
+    path = tmp_path / "classifier_upright.resume.pt"
+    T.Checkpoint(path, {"seed": 9}).save(500)  # written without the key
+    assert T.Checkpoint(path, {"seed": 9, "low_res_share": T.LOW_RES_SHARE}
+                        ).load().state["step"] == 500
+    with pytest.raises(T.CheckpointUnusable, match="other low_res_share"):
+        T.Checkpoint(path, {"seed": 9, "low_res_share": 0.4}).load()
 
 
 @pytest.mark.parametrize("kind", ["detector", "classifier"])
