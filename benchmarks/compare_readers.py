@@ -4,12 +4,17 @@ photo are drawn together, so photos both find hard cancel out).
 
     .venv/bin/python benchmarks/compare_readers.py --second DIR              # validation
     .venv/bin/python benchmarks/compare_readers.py --first A --second B --sets table-test
+    .venv/bin/python benchmarks/compare_readers.py --second DIR --wrong   # and which dice
 
 The default sets are the validation ones the thresholds are chosen on (``table-val``,
 ``trays-val``): compare candidates there; the held-aside sets only to report a choice
 already made. ``objective`` is tuning's: end to end less 10 per confidently wrong die
 and 1 per box where there is no die, over the labelled dice. Each model reads with its
 own reader.json. The figures are pooled over the sets, as tuning pools them.
+``--wrong`` also lists each die a model reads confidently wrong (a face other than the
+labelled one), with its set, photo, source photo and side in pixels, so the dice behind
+``wrong_confident`` can be looked at one by one (issue 9g). A half-size set's image holds
+four copies of one source photo, so one die may be listed up to four times there.
 """
 
 from __future__ import annotations
@@ -24,12 +29,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.commands.eval import evaluate_manifest  # noqa: E402
 from companion.vision import dice_photos  # noqa: E402
+from companion.vision.evaluate import match  # noqa: E402
 from companion.vision.intervals import (  # noqa: E402
     FIGURES,
     bootstrap_difference,
     bootstrap_intervals,
     point_figures,
 )
+from companion.vision.types import UNKNOWN  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--second", required=True, help="model folder to compare with it")
     ap.add_argument("--sets", nargs="*", default=list(dice_photos.VAL_SETS))
     ap.add_argument("--draws", type=int, default=2000)
+    ap.add_argument("--wrong", action="store_true",
+                    help="also list each die a model reads confidently wrong")
     args = ap.parse_args(argv)
     if not dice_photos.available():
         print(f"photo sets not found under {dice_photos.photo_root()}")
@@ -60,10 +69,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     scores: dict[str, list] = {"first": [], "second": []}
     groups: list[str] = []
+    wrong: list[tuple] = []
     for name, items in sets.items():
         for which in ("first", "second"):
             res = evaluate_manifest(items, reader=readers[which])
             scores[which] += [s for _, s in res.image_scores]
+            wrong += [(which, name, *row) for row in wrong_dice(items, res.predictions)]
             if which == "first":
                 groups += [f"{name}/{dice_photos.source_of(k)}" for k, _ in res.image_scores]
     print(f"sets {', '.join(args.sets)}: {len(scores['first'])} photos, "
@@ -81,7 +92,32 @@ def main(argv: list[str] | None = None) -> int:
               f"{cis['first'][f].high:.4f}) | {point['second']:.4f} ({cis['second'][f].low:.4f}-"
               f"{cis['second'][f].high:.4f}) | {point['second'] - point['first']:+.4f} "
               f"({d.low:+.4f} to {d.high:+.4f}) |")
+    if args.wrong:
+        print(f"\ndice read confidently wrong: {len(wrong)}\n")
+        print("| model | set | photo | source photo | side (px) | labelled | read | confidence |")
+        print("|---|---|---|---|---|---|---|---|")
+        for which, name, key, side, want, got, conf in sorted(
+                wrong, key=lambda r: (r[0], r[3])):
+            print(f"| {which} | {name} | {key} | {dice_photos.source_of(key)} | {side:.0f} | "
+                  f"{want} | {got} | {conf:.2f} |")
     return 0
+
+
+def wrong_dice(items, predictions) -> list[tuple[str, float, int, int, float]]:
+    """(photo, die side, labelled face, face read, confidence) of each labelled die a
+    reading names another face, matched as the scores match them (``evaluate.match``)."""
+    by_photo: dict[str, list] = {}
+    for key, pred in predictions:
+        by_photo.setdefault(key, []).append(pred)
+    rows = []
+    for item in items:
+        preds = by_photo.get(item.key, [])
+        for pi, li in match(preds, item.dice):
+            die, pred = item.dice[li], preds[pi]
+            if pred.face not in (die.face, UNKNOWN):
+                side = max(die.box[2] - die.box[0], die.box[3] - die.box[1])
+                rows.append((item.key, side, die.face, pred.face, pred.confidence))
+    return rows
 
 
 if __name__ == "__main__":

@@ -64,3 +64,25 @@ def test_bad_arguments_get_one_line(capsys, args, says):
     assert module.main(args) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.skipif(not dice_photos.available() or not (MODEL_DIR / "detector.onnx").is_file(),
+                    reason="photo sets or model missing")
+def test_wrong_lists_the_dice_behind_wrong_confident(capsys):
+    """Issue 9g: --wrong names each die counted in wrong_confident, for each model."""
+    spec = importlib.util.spec_from_file_location("compare_readers", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--second", str(MODEL_DIR), "--sets", "webcam-val",
+                        "--draws", "20", "--wrong"]) == 0
+    out = capsys.readouterr().out
+    dice = int(out.split(" dice;")[0].rsplit(" ", 1)[1])
+    share = float(_rows(out)["wrong_confident"][0].split()[0])
+    listed = [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines()
+              if line.startswith("| first |") or line.startswith("| second |")]
+    firsts = [row[1:] for row in listed if row[0] == "first"]
+    assert len(firsts) == round(share * dice) > 0  # the committed model has one there
+    assert firsts == [row[1:] for row in listed if row[0] == "second"]
+    for row in firsts:
+        assert row[0] == "webcam-val" and row[5] != row[4]  # read other than labelled
+        assert 0.0 < float(row[6]) <= 1.0
