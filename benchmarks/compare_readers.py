@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         for which in ("first", "second"):
             res = evaluate_manifest(items, reader=readers[which])
             scores[which] += [s for _, s in res.image_scores]
-            wrong += [(which, name, *row) for row in wrong_dice(items, res.predictions)]
+            if args.wrong:
+                wrong += [(which, name, *row) for row in wrong_dice(items, res.predictions)]
             if which == "first":
                 groups += [f"{name}/{dice_photos.source_of(k)}" for k, _ in res.image_scores]
     print(f"sets {', '.join(args.sets)}: {len(scores['first'])} photos, "
@@ -115,8 +116,7 @@ def wrong_dice(items, predictions) -> list[tuple[str, float, int, int, float]]:
         for pi, li in match(preds, item.dice):
             die, pred = item.dice[li], preds[pi]
             if pred.face not in (die.face, UNKNOWN):
-                side = max(die.box[2] - die.box[0], die.box[3] - die.box[1])
-                rows.append((item.key, side, die.face, pred.face, pred.confidence))
+                rows.append((item.key, die.side, die.face, pred.face, pred.confidence))
     return rows
 
 

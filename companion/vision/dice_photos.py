@@ -110,8 +110,7 @@ def small_sources(root: str | Path | None = None) -> frozenset[str]:
         sides: dict[str, list[float]] = {}
         for m in load_manifest(r / "trays-mixed-d6" / "labels.csv"):
             stem = _tray_stem(groups, m.key)
-            sides.setdefault(stem, []).extend(max(d.box[2] - d.box[0], d.box[3] - d.box[1])
-                                              for d in m.dice)
+            sides.setdefault(stem, []).extend(d.side for d in m.dice)
         _SMALL[r] = frozenset(s for s, v in sides.items()
                               if v and statistics.median_low(v) < SMALL_SOURCE_SIDE)
     return _SMALL[r]

@@ -38,6 +38,11 @@ class LabelledDie:
     face: str
     box: tuple[float, float, float, float]
 
+    @property
+    def side(self) -> float:
+        """The box's longer edge in pixels: how large the die looks."""
+        return max(self.box[2] - self.box[0], self.box[3] - self.box[1])
+
 
 @dataclass(frozen=True)
 class PredictedDie:

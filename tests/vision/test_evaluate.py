@@ -183,3 +183,8 @@ def test_json_keys_and_report_text():
         assert needle in text
     matrix = [line for line in text.splitlines() if line.startswith("   5")]
     assert matrix == ["   5         0     0     0     0     1     0     0     0"]
+
+
+def test_a_labelled_dies_side_is_its_boxs_longer_edge():
+    assert LabelledDie(3, (10, 20, 40, 30)).side == 30  # wide
+    assert LabelledDie(3, (10, 20, 15, 60)).side == 40  # tall
