@@ -48,8 +48,15 @@ def folder(name: str) -> Path:
     return cache_dir("half-size") / name
 
 
-def _safe(text: str) -> str:
+def file_safe(text: str) -> str:
+    """``text`` as an image of its source photo is named after it (at most 60 letters,
+    digits, ``-``, ``_`` or ``.``)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:60]
+
+
+def source_name(key: str) -> str:
+    """The source photo a half-size image shows, as ``file_safe`` spells it."""
+    return Path(key).stem.split("_", 1)[1]
 
 
 def mosaic(copies: Sequence[ManifestImage]) -> tuple[np.ndarray, list[tuple[str, tuple]]]:
@@ -111,7 +118,7 @@ def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
     try:
         rows = ["image,face,x0,y0,x1,y1"]
         for k, (source, copies) in enumerate(by_source.items()):
-            name = f"{k:04d}_{_safe(source)}.png"
+            name = f"{k:04d}_{file_safe(source)}.png"
             canvas, dice = mosaic(copies)
             if not cv2.imwrite(str(tmp / name), canvas):
                 raise OSError(f"{tmp / name}: cannot write the image")

@@ -25,6 +25,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -547,14 +548,19 @@ def kept_boxes(boxes, probs: np.ndarray,
 
 def readings_from(boxes, probs: np.ndarray, face_threshold: float,
                   keeps: Callable[[float, float], bool] | None = None,
-                  keep_nested: bool = True) -> list[DieReading]:
-    """Readings of the boxes ``kept_boxes`` keeps, in the boxes' order."""
+                  keep_nested: bool = True, small_side: float = 0.0,
+                  small_face: float = 0.0) -> list[DieReading]:
+    """Readings of the boxes ``kept_boxes`` keeps, in the boxes' order; a face read less
+    sure than ``face_threshold`` is unknown, and so is one less sure than ``small_face``
+    in a box whose longer side is under ``small_side`` px."""
     out = []
     for i in kept_boxes(boxes, probs, keeps, keep_nested):
         b, face_p = boxes[i], probs[i][:NOT_A_DIE]
         k = int(face_p.argmax())
         conf = float(face_p[k])
-        face = FACES[k] if conf >= face_threshold else UNKNOWN
+        small = max(b[2] - b[0], b[3] - b[1]) < small_side
+        face = FACES[k] if conf >= max(face_threshold, small_face if small else 0.0) \
+            else UNKNOWN
         x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
         out.append(DieReading("pip", face, conf, (x0, y0, x1, y1),
                               ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)))
@@ -597,6 +603,123 @@ LOW_GRID = (0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 LOW_FACE_GRID = (0.7, 0.8, 0.9, 0.95, 0.97, 0.99)
 
 
+@dataclass(frozen=True)
+class TuningRule:
+    """What tuning chooses for one input size and view count: the detector threshold, the
+    face threshold, the faint-box rule (detector ``low`` with face ``low_face``), the
+    upright mix and whether nested boxes stay."""
+    det: float
+    face: float
+    low: float
+    low_face: float
+    mix: float
+    nested: bool
+    small_side: float = 0.0  # a box under this side (px) reads a face only at small_face
+    small_face: float = 0.0
+
+    def apply(self, reader: LearnedReader) -> None:
+        """Set ``reader``'s kept-box rule (``keeps``) and face threshold to this rule's."""
+        reader.det_threshold, reader.det_low_threshold = self.det, self.low
+        reader.low_face_threshold, reader.face_threshold = self.low_face, self.face
+        reader.upright_weight, reader.keep_nested = self.mix, self.nested
+
+
+@dataclass(frozen=True)
+class TuningRead:
+    """One labelled photo as tuning reads it: every box the detector scores 0.1 or more,
+    the turned and upright classifiers' probabilities for them, and the labelled dice."""
+    boxes: list
+    probs: np.ndarray
+    upright: np.ndarray | None
+    dice: tuple
+
+
+def tuning_reader(model_dir: str | Path) -> LearnedReader:
+    """The model's reader as tuning reads with it: every upright member the folder
+    holds, each network's own crop shape, boxes down to a detector score of 0.1."""
+    members = upright_members(model_dir)
+    nets = _sessions(model_dir, [TURNED, *(members or [])])  # each loaded once
+    return LearnedReader(model_dir, det_threshold=0.1, upright_files=members,
+                         area_crops=_area_marked(nets), crop_shapes=_shapes(nets))
+
+
+def tuning_reads(reader: LearnedReader, images: list[tuple[np.ndarray, tuple]]
+                 ) -> list[TuningRead]:
+    """Each (image, labelled dice) read once at the reader's input size and views, for
+    any rule to be chosen or scored from (``best_rule``, ``rule_scores``)."""
+    out = []
+    for img, dice in images:
+        boxes = reader.detect(img, 0.1)
+        probs, _, upright = reader.classify_both(img, boxes, upright=reader.has_upright)
+        out.append(TuningRead(boxes, probs, upright, tuple(dice)))
+    return out
+
+
+def best_rule(reader: LearnedReader, reads: list[TuningRead], *,
+              wrong_cost: float = WRONG_COST, false_cost: float = FALSE_COST,
+              low_thresholds: tuple[float, ...] = LOW_GRID,
+              low_faces: tuple[float, ...] = LOW_FACE_GRID,
+              upright_weights: tuple[float, ...] = (0.0, 0.3, 0.5, 0.7, 1.0),
+              small_sides: tuple[float, ...] = ()
+              ) -> tuple[tuple, TuningRule, float, float, float]:
+    """The rule that maximises end to end less ``wrong_cost`` per confidently wrong die
+    and ``false_cost`` per box where there is no die, over the labelled dice of
+    ``reads``: (its sort key, the rule, end to end, confidently wrong share, objective).
+    Ties go to higher precision, then a lower upright mix, then keeping nested boxes,
+    then the first tried. Which boxes are kept does not depend on the face threshold,
+    so each kept-box rule is matched to the labels once and every face threshold is
+    counted from that (``_tally``). With ``small_sides``, the rule may also ask boxes
+    under one of those sides (px) for a surer face (``small_face``, from ``FACE_GRID``,
+    above the face threshold); ties go to no such rule. ``reader``'s thresholds are
+    changed on the way."""
+    labelled = max(1, sum(len(r.dice) for r in reads))
+    mixes = upright_weights if reader.has_upright else (0.0,)
+    best = None
+    # in the order rules were always tried, so ties go the same way
+    for nested in (True, False):  # keep nested boxes or not
+        for mix in mixes:
+            mixed = [(r.boxes, mix_upright(r.probs, r.upright, mix), r.dice) for r in reads]
+            for dt in DET_GRID:
+                lows = [(dt, 1.0)] + [(lo, f) for lo in low_thresholds if lo < dt
+                                      for f in low_faces]
+                tallies = {}
+                for low, lf in lows:
+                    reader.det_threshold, reader.det_low_threshold = dt, low
+                    reader.low_face_threshold = lf
+                    tallies[low, lf] = _tally(mixed, reader.keeps, nested)
+                for ft in FACE_GRID:
+                    for low, lf in lows:
+                        if (low, lf) != (dt, 1.0) and lf < ft:
+                            continue
+                        predicted, confs, right, sides = tallies[low, lf]
+                        matched = len(confs)
+                        precision = matched / predicted if predicted else 0.0
+                        false_share = (predicted - matched) / labelled
+                        for ss, sf in [(0.0, 0.0)] + [(z, f) for z in small_sides
+                                                      for f in FACE_GRID if f > ft]:
+                            sure = confs >= (np.where(sides < ss, sf, ft) if ss else ft)
+                            correct = int(np.count_nonzero(sure & right))
+                            wrong = int(np.count_nonzero(sure & ~right))
+                            objective = (correct / labelled - wrong_cost * (wrong / labelled)
+                                         - false_cost * false_share)
+                            key = (round(objective, 3), precision, -mix, nested, not ss)
+                            if best is None or key > best[0]:
+                                best = (key, TuningRule(dt, ft, low, lf, mix, nested, ss, sf),
+                                        correct / labelled, wrong / labelled, objective)
+    return best
+
+
+def rule_scores(reader: LearnedReader, reads: list[TuningRead], rule: TuningRule) -> list:
+    """Each photo's score (``evaluate.ImageScore``) read by ``rule``, scored the plain way,
+    as ``companion eval`` would. ``reader`` keeps the rule."""
+    from companion.vision.evaluate import predicted_dice, score_image
+
+    rule.apply(reader)
+    return [score_image(predicted_dice(readings_from(
+        r.boxes, mix_upright(r.probs, r.upright, rule.mix), rule.face, reader.keeps,
+        rule.nested, rule.small_side, rule.small_face)), r.dice) for r in reads]
+
+
 def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     wrong_cost: float = WRONG_COST, false_cost: float = FALSE_COST,
                     sizes: tuple[int, ...] = (416, 512, 640),
@@ -607,23 +730,16 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
                     val_sets: tuple[str, ...] | None = None) -> dict:
     """Pick the detector and face thresholds (and the faint-box rule), input size,
     test-time views, the upright mix and whether nested boxes stay, on the validation
-    splits only. The choice maximises end to end less ``wrong_cost`` per confidently wrong
-    die and ``false_cost`` per box where there is no die (a phantom die costs as much as a
-    missed one), over the labelled dice of ``val_sets`` (default
-    ``dice_photos.VAL_SETS``). Which boxes are kept does not depend on the face
-    threshold, so each kept-box rule is matched to the labels once and every face
-    threshold is counted from that (``_tally``); the figures written are then scored the
-    plain way, as ``companion eval`` would."""
+    splits only: for each input size and view count the best rule (``best_rule``) over
+    the labelled dice of ``val_sets`` (default ``dice_photos.VAL_SETS``), then the best
+    of those (ties to fewer views, then the smaller size); the figures written are then
+    scored the plain way, as ``companion eval`` would."""
     from companion.vision import dice_photos
-    from companion.vision.evaluate import predicted_dice, score_image, summarise
+    from companion.vision.evaluate import summarise
     from companion.vision.frames import FrameUnreadable, load_image
     from companion.vision.intervals import bootstrap_intervals
 
-    members = upright_members(model_dir)
-    nets = _sessions(model_dir, [TURNED, *(members or [])])  # each loaded once
-    reader = LearnedReader(model_dir, det_threshold=0.1, upright_files=members,
-                           area_crops=_area_marked(nets), crop_shapes=_shapes(nets))
-    mixes = upright_weights if reader.has_upright else (0.0,)
+    reader = tuning_reader(model_dir)
     val, groups = [], []  # groups: each photo's set and source photo (for the interval)
     for name in val_sets or dice_photos.VAL_SETS:
         for m in dice_photos.load_set(name, root):
@@ -632,70 +748,38 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
             except FrameUnreadable:
                 continue
             groups.append(f"{name}/{dice_photos.source_of(m.key)}")
-    labelled = max(1, sum(len(dice) for _, dice in val))
     best = None
     for size, nviews in ((z, v) for v in views for z in sizes):
         reader.det_size = size
         reader.views = nviews
-        cache = []
-        for img, dice in val:
-            boxes = reader.detect(img, 0.1)
-            probs, _, upright = reader.classify_both(img, boxes, upright=reader.has_upright)
-            cache.append((boxes, probs, upright, dice))
-        # in the order rules were always tried, so ties go the same way
-        for nested in (True, False):  # keep nested boxes or not
-            for mix in mixes:
-                mixed = [(boxes, mix_upright(probs, upright, mix), dice)
-                         for boxes, probs, upright, dice in cache]
-                for dt in DET_GRID:
-                    lows = [(dt, 1.0)] + [(lo, f) for lo in low_thresholds if lo < dt
-                                          for f in low_faces]
-                    tallies = {}
-                    for low, lf in lows:
-                        reader.det_threshold, reader.det_low_threshold = dt, low
-                        reader.low_face_threshold = lf
-                        tallies[low, lf] = _tally(mixed, reader.keeps, nested)
-                    for ft in FACE_GRID:
-                        for low, lf in lows:
-                            if (low, lf) != (dt, 1.0) and lf < ft:
-                                continue
-                            predicted, confs, right = tallies[low, lf]
-                            sure = confs >= ft
-                            correct = int(np.count_nonzero(sure & right))
-                            wrong = int(np.count_nonzero(sure & ~right))
-                            matched = len(confs)
-                            precision = matched / predicted if predicted else 0.0
-                            false_share = (predicted - matched) / labelled
-                            objective = (correct / labelled - wrong_cost * (wrong / labelled)
-                                         - false_cost * false_share)
-                            key = (round(objective, 3), precision, -nviews, -size, -mix,
-                                   nested)
-                            if best is None or key > best[0]:
-                                best = (key, (dt, ft, low, lf, mix, nested), size, nviews,
-                                        cache, correct / labelled, wrong / labelled,
-                                        objective)
-        (dt, ft, *_), bsize, bviews = best[1], best[2], best[3]
-        log(f"val at det_size {size} views {nviews}: best so far det {dt} face {ft} "
-            f"size {bsize} views {bviews} end-to-end {best[5]:.4f} wrong {best[6]:.4f} "
-            f"objective {best[7]:.4f}")
-    _, (dt, ft, low, lf, mix, nested), size, nviews, cache, _, _, _ = best
-    reader.det_threshold, reader.det_low_threshold = dt, low
-    reader.low_face_threshold = lf
-    scores = [score_image(predicted_dice(readings_from(
-        boxes, mix_upright(probs, upright, mix), ft, reader.keeps, nested)), dice)
-        for boxes, probs, upright, dice in cache]
-    s = summarise(scores, [], [d.face for _, _, _, dice in cache for d in dice])
+        reads = tuning_reads(reader, val)
+        (obj, precision, less_mix, nested, _), rule, e2e, wrong, objective = best_rule(
+            reader, reads, wrong_cost=wrong_cost, false_cost=false_cost,
+            low_thresholds=low_thresholds, low_faces=low_faces,
+            upright_weights=upright_weights)
+        key = (obj, precision, -nviews, -size, less_mix, nested)
+        if best is None or key > best[0]:
+            best = (key, rule, size, nviews, reads, e2e, wrong, objective)
+        rule, bsize, bviews = best[1], best[2], best[3]
+        log(f"val at det_size {size} views {nviews}: best so far det {rule.det} face "
+            f"{rule.face} size {bsize} views {bviews} end-to-end {best[5]:.4f} wrong "
+            f"{best[6]:.4f} objective {best[7]:.4f}")
+    _, rule, size, nviews, reads, _, _, _ = best
+    scores = rule_scores(reader, reads, rule)
+    s = summarise(scores, [], [d.face for r in reads for d in r.dice])
     spread = bootstrap_intervals(scores, groups, costs=(wrong_cost, false_cost))["objective"]
-    log(f"val: det_size {size} views {nviews} upright_weight {mix} keep_nested {nested} "
-        f"det_threshold {dt} "
-        f"face_threshold {ft} det_low_threshold {low} low_face_threshold {lf}: precision "
+    log(f"val: det_size {size} views {nviews} upright_weight {rule.mix} keep_nested "
+        f"{rule.nested} det_threshold {rule.det} "
+        f"face_threshold {rule.face} det_low_threshold {rule.low} low_face_threshold "
+        f"{rule.low_face}: precision "
         f"{s.precision:.4f} recall {s.recall:.4f} end-to-end {s.end_to_end:.4f} wrong "
         f"{s.wrong_share:.4f}; objective 95% interval over the {len(set(groups))} source "
         f"photos {spread.low:.4f} to {spread.high:.4f} (compare candidates with "
         f"benchmarks/compare_readers.py)")
-    return {"det_threshold": dt, "face_threshold": ft, "det_low_threshold": low,
-            "low_face_threshold": lf, "det_size": size, "views": nviews,
-            "upright_weight": mix, "keep_nested": nested,
+    return {"det_threshold": rule.det, "face_threshold": rule.face,
+            "det_low_threshold": rule.low, "low_face_threshold": rule.low_face,
+            "det_size": size, "views": nviews,
+            "upright_weight": rule.mix, "keep_nested": rule.nested,
             "upright_files": reader.upright_files or None, "area_crops": reader.area_crops,
             "crop_shapes": reader.crop_shapes,
             "val": {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
@@ -823,12 +907,12 @@ def match_kept(boxes, kept: list[int], dice) -> list[tuple[int, int]]:
 
 
 def _tally(mixed, keeps: Callable[[float, float], bool], nested: bool
-           ) -> tuple[int, np.ndarray, np.ndarray]:
+           ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """For one kept-box rule over the validation photos' (boxes, mixed probabilities,
     labelled dice): how many boxes are kept, and for each kept box matched to a labelled
-    die, how sure its face reads and whether that face is the label's (what any face
-    threshold then counts)."""
-    predicted, confs, right = 0, [], []
+    die, how sure its face reads, whether that face is the label's and the box's longer
+    side (what any face threshold then counts)."""
+    predicted, confs, right, sides = 0, [], [], []
     for boxes, p, dice in mixed:
         kept = kept_boxes(boxes, p, keeps, nested)
         predicted += len(kept)
@@ -837,4 +921,7 @@ def _tally(mixed, keeps: Callable[[float, float], bool], nested: bool
             k = int(face_p.argmax())
             confs.append(float(face_p[k]))
             right.append(FACES[k] == dice[li].face)
-    return predicted, np.array(confs, np.float64), np.array(right, bool)
+            b = boxes[kept[pi]]
+            sides.append(max(b[2] - b[0], b[3] - b[1]))
+    return (predicted, np.array(confs, np.float64), np.array(right, bool),
+            np.array(sides, np.float64))

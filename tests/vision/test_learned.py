@@ -24,6 +24,7 @@ from companion.vision.learned import (
     default_reader,
 )
 from companion.vision.render_dice import render_dice_scene
+from companion.vision.types import UNKNOWN
 
 # Rendered scenes the training never drew (training uses seeds seed * 100003 + i, i < 3000).
 FROZEN_SEEDS = range(7_000_000, 7_000_012)
@@ -886,6 +887,90 @@ def test_tuning_picks_what_scoring_every_rule_the_plain_way_picks(tmp_path, monk
     assert "over the 8 source photos" in logs[-1]
     assert low - 1e-4 <= objective <= high + 1e-4
 
+
+
+@needs_model
+def test_the_rule_best_rule_chooses_reads_as_it_was_counted():
+    """best_rule counts each face threshold from tallies; rule_scores reads the photos the
+    plain way (readings_from, score_image): the chosen rule's end to end, wrong share
+    and objective must be the plain scores' own, and the rule must fall in the grids."""
+    from companion.vision import learned
+    from companion.vision.evaluate import LabelledDie
+
+    reader = learned.tuning_reader(MODEL_DIR)
+    images = []
+    for seed in FROZEN_SEEDS[:6]:
+        img, dice = render_dice_scene(seed, size=416)
+        images.append((img, tuple(LabelledDie(str(d.face), tuple(float(v) for v in d.box))
+                                  for d in dice)))
+    reads = learned.tuning_reads(reader, images)
+    assert [len(r.dice) for r in reads] == [len(d) for _, d in images]
+    key, rule, e2e, wrong, objective = learned.best_rule(
+        reader, reads, low_thresholds=(0.2,), low_faces=(0.95,), upright_weights=(0.0, 1.0))
+    s = summarise(learned.rule_scores(reader, reads, rule), [])
+    assert s.end_to_end == pytest.approx(e2e) and s.wrong_share == pytest.approx(wrong)
+    false = (s.predicted - s.matched) / s.labelled
+    assert objective == pytest.approx(s.end_to_end - 10 * s.wrong_share - false)
+    assert key[0] == round(objective, 3) and s.end_to_end > 0.5
+    assert rule.det in learned.DET_GRID and rule.face in learned.FACE_GRID
+    assert rule.mix in (0.0, 1.0) and rule.low in (rule.det, 0.2)
+    assert (reader.det_threshold, reader.face_threshold, reader.upright_weight) == (
+        rule.det, rule.face, rule.mix)
+
+
+def _sure(face: int, conf: float) -> list[float]:
+    """Probabilities reading ``face`` (1-6) ``conf`` sure, the rest spread, no "not a die"."""
+    p = [(1 - conf) / 5] * 6 + [0.0]
+    p[face - 1] = conf
+    return p
+
+
+def test_a_small_box_reads_its_face_only_as_sure_as_small_face_asks():
+    from companion.vision import learned
+
+    boxes = [(0.0, 0.0, 15.0, 15.0, 0.9), (100.0, 0.0, 150.0, 50.0, 0.9)]
+    probs = np.array([_sure(3, 0.85), _sure(4, 0.85)])
+    plain = learned.readings_from(boxes, probs, 0.7)
+    assert [r.face for r in plain] == ["3", "4"]
+    sized = learned.readings_from(boxes, probs, 0.7, small_side=20, small_face=0.9)
+    assert [r.face for r in sized] == [UNKNOWN, "4"] and sized[0].confidence == 0.85
+    # a box of exactly the side is not under it; a small face below the face threshold
+    # asks nothing more of small boxes
+    assert [r.face for r in learned.readings_from(boxes, probs, 0.7, small_side=15,
+                                                  small_face=0.9)] == ["3", "4"]
+    assert [r.face for r in learned.readings_from(boxes, probs, 0.9, small_side=20,
+                                                  small_face=0.5)] == [UNKNOWN] * 2
+
+
+@needs_model
+def test_best_rule_asks_small_dice_for_a_surer_face_only_when_offered_and_worth_it():
+    """Ten large dice read right 0.75 sure; ten 15 px dice, three read wrong 0.85 sure
+    and seven right 0.95 sure. One face threshold must rise to 0.9 and lose the large
+    dice; a threshold of its own for boxes under 20 px keeps them and drops the three."""
+    from companion.vision import learned
+    from companion.vision.evaluate import LabelledDie
+
+    reader = learned.tuning_reader(MODEL_DIR)
+    reads = []
+    for i in range(10):
+        big, small = (0.0, 0.0, 60.0, 60.0), (200.0, 0.0, 215.0, 15.0)
+        got = 2 if i < 3 else 5
+        reads.append(learned.TuningRead(
+            [(*big, 0.9), (*small, 0.9)],
+            np.array([_sure(1, 0.75), _sure(got, 0.85 if i < 3 else 0.95)]), None,
+            (LabelledDie("1", big), LabelledDie("5", small))))
+    grid = {"low_thresholds": (0.2,), "low_faces": (0.95,), "upright_weights": (1.0,)}
+    _, plain, e2e, wrong, _ = learned.best_rule(reader, reads, **grid)
+    assert (plain.face, plain.small_side, e2e, wrong) == (0.9, 0.0, 0.35, 0.0)
+    key, sized, e2e, wrong, objective = learned.best_rule(reader, reads,
+                                                          small_sides=(20.0, 40.0), **grid)
+    assert sized.face <= 0.7 and (sized.small_side, sized.small_face) == (20.0, 0.9)
+    assert (e2e, wrong) == (0.85, 0.0) and key[-1] is False
+    s = summarise(learned.rule_scores(reader, reads, sized), [])
+    assert (s.end_to_end, s.wrong_share) == (0.85, 0.0)
+    # offered a side no box is under, it sets no size rule (ties go to none)
+    _, none, *_ = learned.best_rule(reader, reads, small_sides=(10.0,), **grid)
+    assert none.small_side == 0.0 and none == plain
 
 @pytest.fixture
 def webcam_tuning_sets(monkeypatch):

@@ -1,0 +1,180 @@
+"""Benchmark: is a tuning procedure better on photos it did not choose its rule on?
+Cross-validation over source photos, one model's networks (issue 9h).
+
+    .venv/bin/python benchmarks/tuning_crossval.py [--model DIR] [--folds 5]
+        [--draws 2000] [--procedures A B C]
+
+Tuning (``learned.best_rule``) chooses the detector and face thresholds, the faint-box
+rule, the upright mix and nested boxes on validation photos, and its figures are read on
+the same photos. Here the source photos of every set read are split into ``--folds``
+parts by a fixed hash of the set family and source photo (a ``-half`` image goes with
+its source's full-size photos); for each part, each procedure chooses its rule on the
+other parts' photos of its own sets, and that rule reads the held-out part's photos of
+every set. So every photo is read by rules chosen without it, and procedures that tune
+on different sets are compared on the same reads. The procedures:
+
+- A: ``table-val`` + ``trays-val`` (what ``companion train --part tune`` does);
+- B: A + ``table-val-half`` + ``trays-val-half`` (validation with small dice, issue 9e);
+- C: B + ``webcam-val``;
+- D: A, and the rule may ask boxes under 20, 24, 32 or 40 px for a surer face;
+- E: B, and the same.
+
+Printed: each fold's rule per procedure, then each procedure's held-out figures per
+group of sets, with paired 95% intervals against A (``intervals.bootstrap_difference``,
+source photos drawn, a source's full-size and half-size photos together). The networks
+read every photo once, at the model's input size and views.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from companion.vision import dice_photos  # noqa: E402
+from companion.vision.intervals import bootstrap_difference, point_figures  # noqa: E402
+
+OLD_VAL = ("table-val", "trays-val")
+HALF_VAL = ("table-val-half", "trays-val-half")
+# a procedure: the sets it tunes on, and the box sides (px) a face threshold of their own
+# may be set under (``learned.best_rule`` ``small_sides``; none: no such rule)
+SMALL_SIDES = (20.0, 24.0, 32.0, 40.0)
+PROCEDURES = {"A": (OLD_VAL, ()), "B": (OLD_VAL + HALF_VAL, ()),
+              "C": (OLD_VAL + HALF_VAL + ("webcam-val",), ()),
+              "D": (OLD_VAL, SMALL_SIDES), "E": (OLD_VAL + HALF_VAL, SMALL_SIDES)}
+# the sets every procedure's rules read, and the groups of them figures are pooled over
+READ = OLD_VAL + HALF_VAL + ("webcam-val",)
+POOLS = {"old validation": OLD_VAL, "half-size": HALF_VAL,
+         "old + half-size": OLD_VAL + HALF_VAL, "webcam-val": ("webcam-val",)}
+SHOWN = ("objective", "end_to_end", "wrong_confident", "precision", "recall")
+
+
+def family_sources(name: str, items: list) -> list[str]:
+    """Each photo's set family and source photo, e.g. ``table-val/dice_105``: the same for
+    a ``-half`` image as for the full-size photos of the source it shows."""
+    from companion.vision.half_size import file_safe, source_name
+
+    family = name.removesuffix("-half")
+    if name.endswith("-half"):
+        return [f"{family}/{source_name(m.key)}" for m in items]
+    return [f"{family}/{file_safe(s)}" for s in dice_photos.sources_of(name, items)]
+
+
+def fold_of(group: str, folds: int) -> int:
+    """Which of ``folds`` parts a source photo falls in (a fixed hash of its name)."""
+    return int.from_bytes(hashlib.sha256(group.encode()).digest()[:4], "big") % folds
+
+
+def cross_validate(reads: dict[str, list], folds: dict[str, list[int]], n_folds: int,
+                   procedures: dict[str, tuple[tuple[str, ...], Any]],
+                   choose: Callable[[list, Any], Any], score: Callable[[list, Any], list]
+                   ) -> tuple[list[tuple], dict]:
+    """For each fold and procedure (its sets, and what else ``choose`` is to be told):
+    the rule ``choose`` picks from the other folds' reads of the procedure's sets, and
+    ``score`` of the fold's reads of every set in ``reads``
+    by it. Returns the rules ((fold, procedure, rule, held-out photos) each) and, per
+    procedure and set, each read's held-out score in the reads' order."""
+    rules = []
+    held = {p: {n: [None] * len(reads[n]) for n in reads} for p in procedures}
+    for k in range(n_folds):
+        out = sum(f == k for n in reads for f in folds[n])
+        for p, (sets, told) in procedures.items():
+            rule = choose([r for n in sets for r, f in zip(reads[n], folds[n], strict=True)
+                           if f != k], told)
+            rules.append((k, p, rule, out))
+            for n in reads:
+                idx = [i for i, f in enumerate(folds[n]) if f == k]
+                for i, s in zip(idx, score([reads[n][i] for i in idx], rule), strict=True):
+                    held[p][n][i] = s
+    return rules, held
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=None, help="model folder (default: the committed one)")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--draws", type=int, default=2000)
+    ap.add_argument("--procedures", nargs="+", default=list(PROCEDURES),
+                    choices=list(PROCEDURES))
+    args = ap.parse_args(argv)
+    if args.folds < 2:
+        print(f"tuning_crossval: --folds must be at least 2, not {args.folds}", file=sys.stderr)
+        return 2
+    if args.draws < 1:
+        print(f"tuning_crossval: --draws must be at least 1, not {args.draws}", file=sys.stderr)
+        return 2
+    if not dice_photos.available():
+        print(f"photo sets not found under {dice_photos.photo_root()}")
+        return 1
+    cv2.setNumThreads(1)
+    from companion.vision.frames import FrameUnreadable, load_image
+    from companion.vision.learned import (
+        MODEL_DIR,
+        ModelMissing,
+        best_rule,
+        rule_scores,
+        tuning_reader,
+        tuning_reads,
+    )
+
+    procedures = ["A", *(p for p in args.procedures if p != "A")]
+    try:
+        reader = tuning_reader(args.model or MODEL_DIR)
+    except ModelMissing as exc:
+        print(f"tuning_crossval: {exc}", file=sys.stderr)
+        return 2
+    reads, groups, folds = {}, {}, {}
+    for name in READ:
+        items = dice_photos.load_set(name)
+        images, names = [], []
+        for m, g in zip(items, family_sources(name, items), strict=True):
+            try:
+                images.append((load_image(m.path), m.dice))
+            except FrameUnreadable as exc:
+                print(f"tuning_crossval: {exc} (left out)", file=sys.stderr)
+                continue
+            names.append(g)
+        reads[name] = tuning_reads(reader, images)
+        groups[name] = names
+        folds[name] = [fold_of(g, args.folds) for g in names]
+    print(f"model {args.model or MODEL_DIR}: input {reader.det_size} px, views "
+          f"{reader.views}; {args.folds} folds over "
+          f"{len({g for n in READ for g in groups[n]})} source photos\n")
+    print("| fold | held-out photos | procedure | det | face | faint box | upright mix | nested "
+          "| small dice |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rules, held = cross_validate(reads, folds, args.folds, {p: PROCEDURES[p] for p in procedures},
+                                 lambda tune, sides: best_rule(reader, tune,
+                                                               small_sides=sides)[1],
+                                 lambda some, rule: rule_scores(reader, some, rule))
+    for k, p, rule, out in rules:
+        small = f"face {rule.small_face} under {rule.small_side:g} px" if rule.small_side else "-"
+        print(f"| {k} | {out} | {p} | {rule.det} | {rule.face} | {rule.low} at "
+              f"{rule.low_face} | {rule.mix} | {rule.nested} | {small} |")
+    print(f"\nheld-out figures; each procedure less A with a paired 95% interval "
+          f"({args.draws} draws of the source photos)\n")
+    others = procedures[1:]
+    print("| sets | figure | A | " + " | ".join(f"{p} | {p} - A" for p in others) + " |")
+    print("|---|---|---|" + "---|---|" * len(others))
+    for pool, names in POOLS.items():
+        g = [x for n in names for x in groups[n]]
+        scores = {p: [s for n in names for s in held[p][n]] for p in procedures}
+        points = {p: point_figures(scores[p]) for p in procedures}
+        diffs = {p: bootstrap_difference(scores["A"], scores[p], g, draws=args.draws)
+                 for p in others}
+        for f in SHOWN:
+            cells = [f"{points[p][f]:.4f} | {points[p][f] - points['A'][f]:+.4f} "
+                     f"({diffs[p][f].low:+.4f} to {diffs[p][f].high:+.4f})" for p in others]
+            print(f"| {pool} | {f} | {points['A'][f]:.4f} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

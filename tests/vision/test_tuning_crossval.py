@@ -1,0 +1,84 @@
+"""benchmarks/tuning_crossval.py: tuning procedures judged on photos they did not choose
+their rule on (the photo tests need the shared photo sets)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from companion.vision import dice_photos
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "tuning_crossval.py"
+
+
+@pytest.fixture(scope="module")
+def crossval():
+    spec = importlib.util.spec_from_file_location("tuning_crossval", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_read_is_scored_by_rules_chosen_without_it_on_the_procedures_sets(crossval):
+    reads = {"a": [f"a{i}" for i in range(7)], "b": [f"b{i}" for i in range(5)],
+             "c": [f"c{i}" for i in range(4)]}
+    folds = {n: [crossval.fold_of(f"{n[0]}/{r[1:]}", 3) for r in rs] for n, rs in reads.items()}
+    procedures = {"A": (("a",), "told A"), "B": (("a", "b"), "told B")}
+    chosen = []
+
+    def choose(tune, told):
+        assert told == f"told {'AB'[len(chosen) % 2]}"
+        chosen.append(frozenset(tune))
+        return len(chosen) - 1  # the rule is which choice it was
+
+    rules, held = crossval.cross_validate(reads, folds, 3, procedures, choose,
+                                          lambda some, rule: [(rule, r) for r in some])
+    assert [(k, p) for k, p, _, _ in rules] == [(k, p) for k in range(3) for p in "AB"]
+    for k, p, rule, out in rules:
+        assert out == sum(f == k for n in reads for f in folds[n])
+        want = {r for n in procedures[p][0]
+                for r, f in zip(reads[n], folds[n], strict=True) if f != k}
+        assert chosen[rule] == want
+    for p in procedures:
+        for n, rs in reads.items():
+            for r, f, (rule, scored) in zip(rs, folds[n], held[p][n], strict=True):
+                assert scored == r and r not in chosen[rule]
+                assert rules[rule][:2] == (f, p)  # the rule chosen for its own fold
+    assert len(set(folds["a"] + folds["b"] + folds["c"])) > 1
+
+
+def test_folds_are_fixed_and_in_range(crossval):
+    names = [f"table-val/dice_{i}" for i in range(200)]
+    got = [crossval.fold_of(g, 5) for g in names]
+    assert got == [crossval.fold_of(g, 5) for g in names]
+    assert set(got) == set(range(5))
+    assert max(got.count(k) for k in range(5)) < 2 * min(got.count(k) for k in range(5))
+
+
+@pytest.mark.skipif(not dice_photos.available(), reason="photo sets missing")
+@pytest.mark.parametrize("name", ["table-val", "trays-val"])
+def test_a_half_size_image_falls_with_its_source_photos(crossval, name):
+    full = crossval.family_sources(name, dice_photos.load_set(name))
+    half = crossval.family_sources(f"{name}-half", dice_photos.load_set(f"{name}-half"))
+    assert len(half) == len(set(half)) == len(set(full)) > 20
+    assert set(half) == set(full)
+    assert all(g.startswith(f"{name}/") for g in half)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--folds", "1"], "--folds must be at least 2, not 1"),
+    (["--draws", "0"], "--draws must be at least 1, not 0"),
+])
+def test_bad_numbers_get_one_line(crossval, capsys, args, says):
+    assert crossval.main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tuning_crossval: {says}"]
+
+
+@pytest.mark.skipif(not dice_photos.available(), reason="photo sets missing")
+def test_a_missing_model_gets_one_line(crossval, capsys):
+    assert crossval.main(["--model", "/nonexistent"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "/nonexistent" in err[0], err
