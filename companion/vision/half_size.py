@@ -49,8 +49,8 @@ def folder(name: str) -> Path:
 
 
 def file_safe(text: str) -> str:
-    """``text`` as an image of its source photo is named after it (at most 60 letters,
-    digits, ``-``, ``_`` or ``.``)."""
+    """A source photo's name as the half-size image showing it spells it: at most 60
+    letters, digits, ``-``, ``_`` or ``.`` (anything else becomes ``_``)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:60]
 
 

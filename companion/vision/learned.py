@@ -546,6 +546,11 @@ def kept_boxes(boxes, probs: np.ndarray,
     return sorted(kept)
 
 
+def box_side(box) -> float:
+    """A box's (x0, y0, x1, y1, ...) longer side, in px."""
+    return max(box[2] - box[0], box[3] - box[1])
+
+
 def readings_from(boxes, probs: np.ndarray, face_threshold: float,
                   keeps: Callable[[float, float], bool] | None = None,
                   keep_nested: bool = True, small_side: float = 0.0,
@@ -558,7 +563,7 @@ def readings_from(boxes, probs: np.ndarray, face_threshold: float,
         b, face_p = boxes[i], probs[i][:NOT_A_DIE]
         k = int(face_p.argmax())
         conf = float(face_p[k])
-        small = max(b[2] - b[0], b[3] - b[1]) < small_side
+        small = box_side(b) < small_side
         face = FACES[k] if conf >= max(face_threshold, small_face if small else 0.0) \
             else UNKNOWN
         x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
@@ -618,7 +623,8 @@ class TuningRule:
     small_face: float = 0.0
 
     def apply(self, reader: LearnedReader) -> None:
-        """Set ``reader``'s kept-box rule (``keeps``) and face threshold to this rule's."""
+        """Set ``reader``'s kept-box rule (``keeps``), face threshold, upright mix and
+        nested-box choice to this rule's (the small-dice rule is ``rule_scores``' alone)."""
         reader.det_threshold, reader.det_low_threshold = self.det, self.low
         reader.low_face_threshold, reader.face_threshold = self.low_face, self.face
         reader.upright_weight, reader.keep_nested = self.mix, self.nested
@@ -921,7 +927,6 @@ def _tally(mixed, keeps: Callable[[float, float], bool], nested: bool
             k = int(face_p.argmax())
             confs.append(float(face_p[k]))
             right.append(FACES[k] == dice[li].face)
-            b = boxes[kept[pi]]
-            sides.append(max(b[2] - b[0], b[3] - b[1]))
+            sides.append(box_side(boxes[kept[pi]]))
     return (predicted, np.array(confs, np.float64), np.array(right, bool),
             np.array(sides, np.float64))
