@@ -82,3 +82,46 @@ def test_a_missing_model_gets_one_line(crossval, capsys):
     assert crossval.main(["--model", "/nonexistent"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "/nonexistent" in err[0], err
+
+
+def test_an_unreadable_photo_is_one_line_and_the_rest_are_judged(crossval, tmp_path,
+                                                                 monkeypatch, capsys):
+    """Every set a few rendered photos and one broken file: the broken one is one line
+    naming it, left out, and the held-out table is printed for the rest."""
+    import cv2
+
+    from companion.vision.evaluate import LabelledDie, ManifestImage
+    from companion.vision.learned import MODEL_DIR
+    from companion.vision.render_dice import render_dice_scene
+
+    if not (MODEL_DIR / "detector.onnx").is_file():
+        pytest.skip("model missing")
+    sets = {}
+    for n, name in enumerate(crossval.READ):
+        items = []
+        for i in range(4):
+            image, dice = render_dice_scene(7_100_000 + 10 * n + i, size=416)
+            key = f"{i:04d}_s{i}.png" if name.endswith("-half") else f"s{i}.png"
+            path = tmp_path / f"{name}-{key}"
+            cv2.imwrite(str(path), image)
+            items.append(ManifestImage(key, path, tuple(LabelledDie(
+                str(d.face), tuple(float(v) for v in d.box)) for d in dice)))
+        broken = tmp_path / f"{name}-broken.png"
+        broken.write_bytes(b"not a png")
+        items.append(ManifestImage("0009_s9.png" if name.endswith("-half") else "s9.png",
+                                   broken, ()))
+        sets[name] = items
+    monkeypatch.setattr(dice_photos, "available", lambda root=None: True)
+    monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: sets[name])
+    monkeypatch.setattr(dice_photos, "sources_of",
+                        lambda name, items, root=None: [Path(m.key).stem for m in items])
+    assert crossval.main(["--folds", "2", "--draws", "50", "--procedures", "A", "D"]) == 0
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == len(crossval.READ)
+    assert all("broken.png" in line and line.endswith("(left out)") for line in err), err
+    out = captured.out
+    assert "2 folds over 12 source photos" in out  # s0-s3 of table-val, trays-val, webcam
+    rows = [line for line in out.splitlines() if line.startswith("| ")
+            and line.split("|")[1].strip() in crossval.POOLS]
+    assert len(rows) == len(crossval.POOLS) * len(crossval.SHOWN)
