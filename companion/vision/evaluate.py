@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from companion.vision.types import UNKNOWN, DieReading
+from companion.vision.types import UNKNOWN, DieReading, box_side
 
 FACES = ("1", "2", "3", "4", "5", "6")
 MANIFEST_HEADER = ("image", "face", "x0", "y0", "x1", "y1")
@@ -41,7 +41,7 @@ class LabelledDie:
     @property
     def side(self) -> float:
         """The box's longer edge in pixels: how large the die looks."""
-        return max(self.box[2] - self.box[0], self.box[3] - self.box[1])
+        return box_side(self.box)
 
 
 @dataclass(frozen=True)

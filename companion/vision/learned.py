@@ -45,7 +45,7 @@ from companion.vision.learned_model import (
     decode,
     letterbox,
 )
-from companion.vision.types import UNKNOWN, DieReading
+from companion.vision.types import UNKNOWN, DieReading, box_side
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "data" / "models"
 FACES = ("1", "2", "3", "4", "5", "6")
@@ -544,11 +544,6 @@ def kept_boxes(boxes, probs: np.ndarray,
             continue
         kept.append(i)
     return sorted(kept)
-
-
-def box_side(box) -> float:
-    """A box's (x0, y0, x1, y1, ...) longer side, in px."""
-    return max(box[2] - box[0], box[3] - box[1])
 
 
 def readings_from(boxes, probs: np.ndarray, face_threshold: float,

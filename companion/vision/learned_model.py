@@ -15,6 +15,8 @@ import math
 import cv2
 import numpy as np
 
+from companion.vision.types import box_side
+
 DET_SIZE = 416
 STRIDE = 4
 CROP = 48
@@ -129,7 +131,7 @@ def box_crops(image: np.ndarray, boxes, size: int = CROP, span: float = CROP_SPA
     """One ``crop`` per box (x0, y0, x1, y1, ...): centred on the box, ``span`` times its
     longer side across, ``size`` px square; how the reader cuts a classifier's crops."""
     return [crop(image, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2,
-                 max(b[2] - b[0], b[3] - b[1]) * span, size=size, area=area)
+                 box_side(b) * span, size=size, area=area)
             for b in boxes]
 
 

@@ -48,6 +48,7 @@ from companion.vision.learned_model import (
     letterbox,
 )
 from companion.vision.render_dice import render_dice_scene
+from companion.vision.types import box_side
 
 # a crop on a detector's box (--die-boxes): its side lo..hi times the box's, its centre
 # moved by sd of a side. The detector's boxes on validation dice (issue 8z) are 0.74-1.24x
@@ -470,7 +471,7 @@ def _cls_samples(img: np.ndarray, boxes: np.ndarray, faces: np.ndarray,
                                          (y0 + y1) / 2 + rng.normal(0, 0.06) * side0,
                                          side, angle(), area=area, size=size)))
             labels.append(NOT_A_DIE)
-    sizes = [max(b[2] - b[0], b[3] - b[1]) for b in boxes] or [w / 10]
+    sizes = [box_side(b) for b in boxes] or [w / 10]
     for _ in range(backgrounds):
         side = float(rng.choice(sizes)) * span * rng.uniform(0.7, 1.5)
         cx, cy = rng.uniform(0, w), rng.uniform(0, h)

@@ -8,6 +8,11 @@ from dataclasses import dataclass, field
 UNKNOWN = "unknown"
 
 
+def box_side(box) -> float:
+    """A box's (x0, y0, x1, y1, ...) longer side in pixels: how large the die looks."""
+    return max(box[2] - box[0], box[3] - box[1])
+
+
 @dataclass(frozen=True)
 class DieReading:
     """One die found in one frame.
