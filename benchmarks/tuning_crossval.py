@@ -2,7 +2,7 @@
 Cross-validation over source photos, one model's networks (issue 9h).
 
     .venv/bin/python benchmarks/tuning_crossval.py [--model DIR] [--folds 5]
-        [--draws 2000] [--procedures A B C]
+        [--draws 2000] [--procedures A B C] [--against DIR ...]
 
 Tuning (``learned.best_rule``) chooses the detector and face thresholds, the faint-box
 rule, the upright mix and nested boxes on validation photos, and its figures are read on
@@ -19,10 +19,15 @@ on different sets are compared on the same reads. The procedures:
 - D: A, and the rule may ask boxes under 20, 24, 32 or 40 px for a surer face;
 - E: B, and the same.
 
+With ``--against DIR...`` (issue 9i), each further model's networks read the same
+photos and procedure A chooses that model's rule fold by fold too, so candidate models
+are judged against the first one as tuning would choose for each, on photos no rule was
+chosen on (their columns are named by folder).
+
 Printed: each fold's rule per procedure, then each procedure's held-out figures per
 group of sets, with paired 95% intervals against A (``intervals.bootstrap_difference``,
 source photos drawn, a source's full-size and half-size photos together). The networks
-read every photo once, at the model's input size and views.
+read every photo once, at each model's own input size and views.
 """
 
 from __future__ import annotations
@@ -103,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--draws", type=int, default=2000)
     ap.add_argument("--procedures", nargs="+", default=list(PROCEDURES),
                     choices=list(PROCEDURES))
+    ap.add_argument("--against", nargs="+", default=[], metavar="DIR",
+                    help="candidate model folders, each tuned by procedure A fold by fold "
+                         "and judged against --model's A")
     args = ap.parse_args(argv)
     if args.folds < 2:
         print(f"tuning_crossval: --folds must be at least 2, not {args.folds}", file=sys.stderr)
@@ -110,63 +118,67 @@ def main(argv: list[str] | None = None) -> int:
     if args.draws < 1:
         print(f"tuning_crossval: --draws must be at least 1, not {args.draws}", file=sys.stderr)
         return 2
+    names = [Path(d).name for d in args.against]
+    if len(set(names)) < len(names) or set(names) & set(PROCEDURES):
+        print(f"tuning_crossval: --against folders need names of their own, not "
+              f"{' '.join(names)}", file=sys.stderr)
+        return 2
     if not dice_photos.available():
         print(f"photo sets not found under {dice_photos.photo_root()}")
         return 1
     cv2.setNumThreads(1)
-    from companion.vision.frames import FrameUnreadable, load_image
     from companion.vision.learned import (
         MODEL_DIR,
         ModelMissing,
         best_rule,
         rule_scores,
         tuning_reader,
-        tuning_reads,
     )
 
     procedures = ["A", *(p for p in args.procedures if p != "A")]
     try:
-        reader = tuning_reader(args.model or MODEL_DIR)
+        readers = {"A": tuning_reader(args.model or MODEL_DIR)}
+        readers |= {n: tuning_reader(d) for n, d in zip(names, args.against, strict=True)}
     except ModelMissing as exc:
         print(f"tuning_crossval: {exc}", file=sys.stderr)
         return 2
-    reads, groups, folds = {}, {}, {}
-    for name in READ:
-        items = dice_photos.load_set(name)
-        images, names = [], []
-        for m, g in zip(items, family_sources(name, items), strict=True):
-            try:
-                images.append((load_image(m.path), m.dice))
-            except FrameUnreadable as exc:
-                print(f"tuning_crossval: {exc} (left out)", file=sys.stderr)
-                continue
-            names.append(g)
-        reads[name] = tuning_reads(reader, images)
-        groups[name] = names
-        folds[name] = [fold_of(g, args.folds) for g in names]
+    images, groups, folds = load_sets(args.folds)
+    reads = {m: read_sets(r, images) for m, r in readers.items()}
+    reader = readers["A"]
     print(f"model {args.model or MODEL_DIR}: input {reader.det_size} px, views "
           f"{reader.views}; {args.folds} folds over "
-          f"{len({g for n in READ for g in groups[n]})} source photos\n")
-    print("| fold | held-out photos | procedure | det | face | faint box | upright mix | nested "
-          "| small dice |")
+          f"{len({g for n in READ for g in groups[n]})} source photos")
+    for n, d in zip(names, args.against, strict=True):
+        print(f"against {n} ({d}): input {readers[n].det_size} px, views {readers[n].views}")
+    print("\n| fold | held-out photos | procedure | det | face | faint box | upright mix "
+          "| nested | small dice |")
     print("|---|---|---|---|---|---|---|---|---|")
-    rules, held = cross_validate(reads, folds, args.folds, {p: PROCEDURES[p] for p in procedures},
+    rules, held = cross_validate(reads["A"], folds, args.folds,
+                                 {p: PROCEDURES[p] for p in procedures},
                                  lambda tune, sides: best_rule(reader, tune,
                                                                small_sides=sides)[1],
                                  lambda some, rule: rule_scores(reader, some, rule))
-    for k, p, rule, out in rules:
+    for n in names:
+        r = readers[n]
+        more, by = cross_validate(reads[n], folds, args.folds, {n: PROCEDURES["A"]},
+                                  lambda tune, sides, r=r: best_rule(r, tune,
+                                                                     small_sides=sides)[1],
+                                  lambda some, rule, r=r: rule_scores(r, some, rule))
+        rules += more
+        held |= by
+    for k, p, rule, out in sorted(rules, key=lambda x: x[0]):
         small = f"face {rule.small_face} under {rule.small_side:g} px" if rule.small_side else "-"
         print(f"| {k} | {out} | {p} | {rule.det} | {rule.face} | {rule.low} at "
               f"{rule.low_face} | {rule.mix} | {rule.nested} | {small} |")
     print(f"\nheld-out figures; each procedure less A with a paired 95% interval "
           f"({args.draws} draws of the source photos)\n")
-    others = procedures[1:]
+    others = procedures[1:] + names
     print("| sets | figure | A | " + " | ".join(f"{p} | {p} - A" for p in others) + " |")
     print("|---|---|---|" + "---|---|" * len(others))
-    for pool, names in POOLS.items():
-        g = [x for n in names for x in groups[n]]
-        scores = {p: [s for n in names for s in held[p][n]] for p in procedures}
-        points = {p: point_figures(scores[p]) for p in procedures}
+    for pool, pooled in POOLS.items():
+        g = [x for n in pooled for x in groups[n]]
+        scores = {p: [s for n in pooled for s in held[p][n]] for p in ["A", *others]}
+        points = {p: point_figures(scores[p]) for p in scores}
         diffs = {p: bootstrap_difference(scores["A"], scores[p], g, draws=args.draws)
                  for p in others}
         for f in SHOWN:
@@ -174,6 +186,35 @@ def main(argv: list[str] | None = None) -> int:
                      f"({diffs[p][f].low:+.4f} to {diffs[p][f].high:+.4f})" for p in others]
             print(f"| {pool} | {f} | {points['A'][f]:.4f} | " + " | ".join(cells) + " |")
     return 0
+
+
+def load_sets(n_folds: int) -> tuple[dict, dict, dict]:
+    """Every photo of the sets read (``READ``), loaded once: per set its (image, labelled
+    dice), each photo's family and source photo, and the fold it falls in. An unreadable
+    photo is one line on stderr and left out."""
+    from companion.vision.frames import FrameUnreadable, load_image
+
+    images, groups, folds = {}, {}, {}
+    for name in READ:
+        items = dice_photos.load_set(name)
+        loaded, names = [], []
+        for m, g in zip(items, family_sources(name, items), strict=True):
+            try:
+                loaded.append((load_image(m.path), m.dice))
+            except FrameUnreadable as exc:
+                print(f"tuning_crossval: {exc} (left out)", file=sys.stderr)
+                continue
+            names.append(g)
+        images[name], groups[name] = loaded, names
+        folds[name] = [fold_of(g, n_folds) for g in names]
+    return images, groups, folds
+
+
+def read_sets(reader: Any, images: dict[str, list]) -> dict[str, list]:
+    """Each set's photos read once by ``reader`` (``learned.tuning_reads``)."""
+    from companion.vision.learned import tuning_reads
+
+    return {name: tuning_reads(reader, loaded) for name, loaded in images.items()}
 
 
 if __name__ == "__main__":

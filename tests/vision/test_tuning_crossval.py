@@ -84,10 +84,19 @@ def test_a_missing_model_gets_one_line(crossval, capsys):
     assert len(err) == 1 and "/nonexistent" in err[0], err
 
 
-def test_an_unreadable_photo_is_one_line_and_the_rest_are_judged(crossval, tmp_path,
-                                                                 monkeypatch, capsys):
-    """Every set a few rendered photos and one broken file: the broken one is one line
-    naming it, left out, and the held-out table is printed for the rest."""
+@pytest.mark.parametrize("against, says", [
+    (["a/YH", "b/YH"], "YH YH"),
+    (["a/B"], "B"),
+])
+def test_candidates_without_names_of_their_own_get_one_line(crossval, capsys, against, says):
+    assert crossval.main(["--against", *against]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tuning_crossval: --against folders need names of their own, not {says}"]
+
+
+def rendered_sets(crossval, tmp_path, monkeypatch) -> None:
+    """Every set read four rendered photos and one broken file, in place of the real
+    ones (skips when the committed model is missing)."""
     import cv2
 
     from companion.vision.evaluate import LabelledDie, ManifestImage
@@ -115,6 +124,13 @@ def test_an_unreadable_photo_is_one_line_and_the_rest_are_judged(crossval, tmp_p
     monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: sets[name])
     monkeypatch.setattr(dice_photos, "sources_of",
                         lambda name, items, root=None: [Path(m.key).stem for m in items])
+
+
+def test_an_unreadable_photo_is_one_line_and_the_rest_are_judged(crossval, tmp_path,
+                                                                 monkeypatch, capsys):
+    """Every set a few rendered photos and one broken file: the broken one is one line
+    naming it, left out, and the held-out table is printed for the rest."""
+    rendered_sets(crossval, tmp_path, monkeypatch)
     assert crossval.main(["--folds", "2", "--draws", "50", "--procedures", "A", "D"]) == 0
     captured = capsys.readouterr()
     err = captured.err.strip().splitlines()
@@ -125,3 +141,33 @@ def test_an_unreadable_photo_is_one_line_and_the_rest_are_judged(crossval, tmp_p
     rows = [line for line in out.splitlines() if line.startswith("| ")
             and line.split("|")[1].strip() in crossval.POOLS]
     assert len(rows) == len(crossval.POOLS) * len(crossval.SHOWN)
+
+
+def test_a_candidate_is_tuned_fold_by_fold_and_paired_against_the_model(crossval, tmp_path,
+                                                                       monkeypatch, capsys):
+    """A candidate folder holding the committed networks chooses the same rule in every
+    fold and so reads exactly as the model: each of its held-out differences is zero; a
+    candidate with a changed rule in its reader.json chooses the same (tuning ignores it)."""
+    import shutil
+
+    from companion.vision.learned import MODEL_DIR
+
+    rendered_sets(crossval, tmp_path, monkeypatch)
+    same = tmp_path / "same"
+    shutil.copytree(MODEL_DIR, same)
+    meta = same / "reader.json"
+    meta.write_text(meta.read_text().replace('"face_threshold": 0.7', '"face_threshold": 0.3'))
+    assert crossval.main(["--folds", "2", "--draws", "50", "--procedures", "A",
+                          "--against", str(same)]) == 0
+    out = capsys.readouterr().out
+    assert f"against same ({same}): input 416 px, views 1" in out
+    rules = [line.split(" | ")[2:] for line in out.splitlines()
+             if line.startswith("| 0 |") or line.startswith("| 1 |")]
+    assert [r[0] for r in rules] == ["A", "same", "A", "same"]
+    assert rules[0][1:] == rules[1][1:] and rules[2][1:] == rules[3][1:]
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| ")
+            and line.split("|")[1].strip() in crossval.POOLS]
+    assert len(rows) == len(crossval.POOLS) * len(crossval.SHOWN)
+    for row in rows:
+        assert row[2] == row[3]  # A's figure and the candidate's
+        assert row[4].startswith("+0.0000 (+0.0000 to +0.0000)"), row
