@@ -3,6 +3,7 @@ Cross-validation over source photos, one model's networks (issue 9h).
 
     .venv/bin/python benchmarks/tuning_crossval.py [--model DIR] [--folds 5]
         [--draws 2000] [--procedures A B C] [--against DIR ...]
+        [--small-detector DIR] [--small-classifiers DIR] [--small-side 32]
 
 Tuning (``learned.best_rule``) chooses the detector and face thresholds, the faint-box
 rule, the upright mix and nested boxes on validation photos, and its figures are read on
@@ -22,7 +23,11 @@ on different sets are compared on the same reads. The procedures:
 With ``--against DIR...`` (issue 9i), each further model's networks read the same
 photos and procedure A chooses that model's rule fold by fold too, so candidate models
 are judged against the first one as tuning would choose for each, on photos no rule was
-chosen on (their columns are named by folder).
+chosen on (their columns are named by folder). With ``--small-detector DIR`` and/or
+``--small-classifiers DIR`` one more column (``S32`` for ``--small-side 32``) reads as the
+first model but with DIR's detector's boxes under that side (px, longer side in the photo)
+added and/or every box under it read by DIR's classifiers; procedure A tunes it the same
+way (issue 9i).
 
 Printed: each fold's rule per procedure, then each procedure's held-out figures per
 group of sets, with paired 95% intervals against A (``intervals.bootstrap_difference``,
@@ -40,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -111,6 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--against", nargs="+", default=[], metavar="DIR",
                     help="candidate model folders, each tuned by procedure A fold by fold "
                          "and judged against --model's A")
+    ap.add_argument("--small-detector", metavar="DIR",
+                    help="add this model's detector boxes under --small-side px")
+    ap.add_argument("--small-classifiers", metavar="DIR",
+                    help="read boxes under --small-side px with this model's classifiers")
+    ap.add_argument("--small-side", type=float, default=32.0, metavar="PX")
     args = ap.parse_args(argv)
     if args.folds < 2:
         print(f"tuning_crossval: --folds must be at least 2, not {args.folds}", file=sys.stderr)
@@ -118,8 +129,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.draws < 1:
         print(f"tuning_crossval: --draws must be at least 1, not {args.draws}", file=sys.stderr)
         return 2
+    if args.small_side <= 0:
+        print(f"tuning_crossval: --small-side must be above 0, not {args.small_side:g}",
+              file=sys.stderr)
+        return 2
+    small = f"S{args.small_side:g}" if args.small_detector or args.small_classifiers else None
     names = [Path(d).name for d in args.against]
-    if len(set(names)) < len(names) or set(names) & set(PROCEDURES):
+    if len(set(names)) < len(names) or set(names) & (set(PROCEDURES) | {small}):
         print(f"tuning_crossval: --against folders need names of their own, not "
               f"{' '.join(names)}", file=sys.stderr)
         return 2
@@ -139,17 +155,29 @@ def main(argv: list[str] | None = None) -> int:
     try:
         readers = {"A": tuning_reader(args.model or MODEL_DIR)}
         readers |= {n: tuning_reader(d) for n, d in zip(names, args.against, strict=True)}
+        small_det, small_cls = (tuning_reader(d) if d else None
+                                for d in (args.small_detector, args.small_classifiers))
     except ModelMissing as exc:
         print(f"tuning_crossval: {exc}", file=sys.stderr)
         return 2
     images, groups, folds = load_sets(args.folds)
     reads = {m: read_sets(r, images) for m, r in readers.items()}
     reader = readers["A"]
+    if small:
+        reads[small], added, routed = small_box_reads(reader, reads["A"], images,
+                                                      args.small_side, small_det, small_cls)
+        readers[small] = reader
+    judged = names + ([small] if small else [])  # the columns besides the procedures
     print(f"model {args.model or MODEL_DIR}: input {reader.det_size} px, views "
           f"{reader.views}; {args.folds} folds over "
           f"{len({g for n in READ for g in groups[n]})} source photos")
     for n, d in zip(names, args.against, strict=True):
         print(f"against {n} ({d}): input {readers[n].det_size} px, views {readers[n].views}")
+    if small:
+        print(f"against {small}: the model, with boxes under {args.small_side:g} px from "
+              f"{args.small_detector or 'its own detector'} ({added} added at a detector "
+              f"score of 0.1 or more) read by {args.small_classifiers or 'its own'} "
+              f"classifiers ({routed} boxes)")
     print("\n| fold | held-out photos | procedure | det | face | faint box | upright mix "
           "| nested | small dice |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -158,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                                  lambda tune, sides: best_rule(reader, tune,
                                                                small_sides=sides)[1],
                                  lambda some, rule: rule_scores(reader, some, rule))
-    for n in names:
+    for n in judged:
         r = readers[n]
         more, by = cross_validate(reads[n], folds, args.folds, {n: PROCEDURES["A"]},
                                   lambda tune, sides, r=r: best_rule(r, tune,
@@ -167,12 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         rules += more
         held |= by
     for k, p, rule, out in sorted(rules, key=lambda x: x[0]):
-        small = f"face {rule.small_face} under {rule.small_side:g} px" if rule.small_side else "-"
+        face = f"face {rule.small_face} under {rule.small_side:g} px" if rule.small_side else "-"
         print(f"| {k} | {out} | {p} | {rule.det} | {rule.face} | {rule.low} at "
-              f"{rule.low_face} | {rule.mix} | {rule.nested} | {small} |")
+              f"{rule.low_face} | {rule.mix} | {rule.nested} | {face} |")
     print(f"\nheld-out figures; each procedure less A with a paired 95% interval "
           f"({args.draws} draws of the source photos)\n")
-    others = procedures[1:] + names
+    others = procedures[1:] + judged
     print("| sets | figure | A | " + " | ".join(f"{p} | {p} - A" for p in others) + " |")
     print("|---|---|---|" + "---|---|" * len(others))
     for pool, pooled in POOLS.items():
@@ -208,6 +236,45 @@ def load_sets(n_folds: int) -> tuple[dict, dict, dict]:
         images[name], groups[name] = loaded, names
         folds[name] = [fold_of(g, n_folds) for g in names]
     return images, groups, folds
+
+
+def small_box_reads(reader: Any, reads: dict[str, list], images: dict[str, list],
+                    side: float, detector: Any = None, classifiers: Any = None
+                    ) -> tuple[dict[str, list], int, int]:
+    """``reads`` (``reader``'s) with ``detector``'s boxes whose longer side is under
+    ``side`` px added, and with every box under ``side`` read by ``classifiers`` (each None:
+    none added; ``reader``'s own classifiers). Returns the reads, how many boxes were added
+    and how many boxes ``classifiers`` read."""
+    from companion.vision.learned import TuningRead
+    from companion.vision.types import box_side
+
+    out, added, routed = {}, 0, 0
+    reading = classifiers or reader
+    for name, loaded in images.items():
+        got = []
+        for (img, _), r in zip(loaded, reads[name], strict=True):
+            boxes = list(r.boxes)
+            if detector is not None:
+                boxes += [b for b in detector.detect(img, 0.1) if box_side(b) < side]
+            probs, up = r.probs, r.upright
+            if len(boxes) > len(r.boxes):
+                p, _, u = reading.classify_both(img, boxes[len(r.boxes):],
+                                                upright=up is not None)
+                probs = np.concatenate([probs, p])
+                up = None if up is None else np.concatenate([up, u])
+            added += len(boxes) - len(r.boxes)
+            small = [i for i in range(len(r.boxes)) if box_side(boxes[i]) < side]
+            if classifiers is not None and small:
+                p, _, u = classifiers.classify_both(img, [boxes[i] for i in small],
+                                                    upright=up is not None)
+                probs, up = probs.copy(), None if up is None else up.copy()
+                probs[small] = p
+                if up is not None:
+                    up[small] = u
+            routed += (len(small) + len(boxes) - len(r.boxes)) if classifiers else 0
+            got.append(TuningRead(boxes, probs, up, r.dice))
+        out[name] = got
+    return out, added, routed
 
 
 def read_sets(reader: Any, images: dict[str, list]) -> dict[str, list]:

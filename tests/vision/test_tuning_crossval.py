@@ -171,3 +171,93 @@ def test_a_candidate_is_tuned_fold_by_fold_and_paired_against_the_model(crossval
     for row in rows:
         assert row[2] == row[3]  # A's figure and the candidate's
         assert row[4].startswith("+0.0000 (+0.0000 to +0.0000)"), row
+
+
+class MarkedReader:
+    """A reader whose detector gives fixed boxes and whose classifiers read every box as
+    ``mark`` (so a test sees which reader read which box)."""
+
+    def __init__(self, mark: float, boxes=()):
+        self.mark, self.boxes, self.calls = mark, list(boxes), []
+
+    def detect(self, image, threshold):
+        assert threshold == 0.1
+        return list(self.boxes)
+
+    def classify_both(self, image, boxes, *, upright):
+        import numpy as np
+
+        self.calls.append(list(boxes))
+        probs = np.full((len(boxes), 7), self.mark, np.float32)
+        return probs, None, probs + 1 if upright else None
+
+
+def test_small_box_reads_add_small_boxes_and_route_them_to_the_small_classifiers(crossval):
+    import numpy as np
+
+    from companion.vision.learned import TuningRead
+
+    big, small = (0, 0, 40, 30, 0.9), (50, 50, 70, 60, 0.8)  # longer sides 40 and 20 px
+    base = TuningRead([big, small], np.zeros((2, 7), np.float32),
+                      np.full((2, 7), 5, np.float32), ("dice",))
+    images = {"s": [("image", ("dice",))]}
+    other_small, other_big = (100, 100, 120, 131, 0.5), (200, 200, 231, 210, 0.4)
+    detector = MarkedReader(7, [other_small, other_big])  # sides 31 and 31: both under 32
+    reader, classifiers = MarkedReader(1), MarkedReader(2)
+
+    got, added, routed = crossval.small_box_reads(reader, {"s": [base]}, images, 32.0,
+                                                  detector, classifiers)
+    r = got["s"][0]
+    assert (added, routed) == (2, 3)
+    assert r.boxes == [big, small, other_small, other_big] and r.dice == ("dice",)
+    assert r.probs[:, 0].tolist() == [0, 2, 2, 2]  # the big box as the model read it
+    assert r.upright[:, 0].tolist() == [5, 3, 3, 3]
+    assert detector.calls == [] and reader.calls == []
+    assert base.probs[:, 0].tolist() == [0, 0]  # the model's own reads untouched
+
+    got, added, routed = crossval.small_box_reads(reader, {"s": [base]}, images, 31.0,
+                                                  detector, None)
+    r = got["s"][0]
+    assert (added, routed) == (0, 0) and r is not base and r.boxes == [big, small]
+    assert r.probs[:, 0].tolist() == [0, 0]  # nothing under 31 px added; none re-read
+
+    got, added, routed = crossval.small_box_reads(reader, {"s": [base]}, images, 32.0,
+                                                  detector, None)
+    assert got["s"][0].probs[:, 0].tolist() == [0, 0, 1, 1]  # added, read by the model
+
+    got, added, routed = crossval.small_box_reads(reader, {"s": [base]}, images, 32.0,
+                                                  None, classifiers)
+    assert (added, routed) == (0, 1) and got["s"][0].probs[:, 0].tolist() == [0, 2]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--small-side", "0", "--small-classifiers", "x"], "--small-side must be above 0, not 0"),
+    (["--small-classifiers", "x", "--against", "a/S32"],
+     "--against folders need names of their own, not S32"),
+])
+def test_bad_small_box_options_get_one_line(crossval, capsys, args, says):
+    assert crossval.main(args) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"tuning_crossval: {says}"]
+
+
+def test_small_boxes_read_by_the_same_classifiers_read_as_the_model(crossval, tmp_path,
+                                                                    monkeypatch, capsys):
+    """``--small-classifiers`` naming a copy of the model's own networks re-reads every
+    small box the same, so the S column is the model's figure in every row."""
+    import shutil
+
+    from companion.vision.learned import MODEL_DIR
+
+    rendered_sets(crossval, tmp_path, monkeypatch)
+    same = tmp_path / "same"
+    shutil.copytree(MODEL_DIR, same)
+    assert crossval.main(["--folds", "2", "--draws", "50", "--procedures", "A",
+                          "--small-side", "400", "--small-classifiers", str(same)]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("against S400:"))
+    assert "own detector (0 added" in line and f"read by {same} classifiers" in line
+    assert int(line.split("classifiers (")[1].split()[0]) > 10  # the rendered dice re-read
+    rows = [row.split(" | ") for row in out.splitlines() if row.startswith("| ")
+            and row.split("|")[1].strip() in crossval.POOLS]
+    assert len(rows) == len(crossval.POOLS) * len(crossval.SHOWN)
+    assert all(row[2] == row[3] for row in rows)
