@@ -159,6 +159,9 @@ def main() -> int:
     print(f"\nspeed, one thread: 640x640 (table-test) {speed(learned, table):.1f} ms/image, "
           f"1280x720 (webcam-two scaled) {speed(learned, two):.1f} ms/image (learned); "
           f"pips {speed(read_pip_dice, table):.1f} / {speed(read_pip_dice, two):.1f} ms")
+    print(f"of which the detector alone: {speed(learned.detect, table):.1f} / "
+          f"{speed(learned.detect, two):.1f} ms (a second detector pass would add about "
+          f"that)")
 
     if args.backends:
         cvr = LearnedReader(args.model, threads=1, backend="opencv")
