@@ -242,9 +242,10 @@ def small_box_reads(reader: Any, reads: dict[str, list], images: dict[str, list]
                     side: float, detector: Any = None, classifiers: Any = None
                     ) -> tuple[dict[str, list], int, int]:
     """``reads`` (``reader``'s) with ``detector``'s boxes whose longer side is under
-    ``side`` px added, and with every box under ``side`` read by ``classifiers`` (each None:
-    none added; ``reader``'s own classifiers). Returns the reads, how many boxes were added
-    and how many boxes ``classifiers`` read."""
+    ``side`` px added (from a detector score of 0.1, as tuning reads; none when None), and
+    every box under ``side`` read by ``classifiers`` (``reader``'s own when None; the reads
+    given are not changed). Returns the reads, how many boxes were added and how many
+    boxes ``classifiers`` read."""
     from companion.vision.learned import TuningRead
     from companion.vision.types import box_side
 
