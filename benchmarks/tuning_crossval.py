@@ -3,7 +3,7 @@ Cross-validation over source photos, one model's networks (issue 9h).
 
     .venv/bin/python benchmarks/tuning_crossval.py [--model DIR] [--folds 5]
         [--draws 2000] [--procedures A B C] [--against DIR ...]
-        [--small-detector DIR] [--small-classifiers DIR] [--small-side 32]
+        [--small-detector DIR] [--small-classifiers DIR] [--small-side 32] [--wrong]
 
 Tuning (``learned.best_rule``) chooses the detector and face thresholds, the faint-box
 rule, the upright mix and nested boxes on validation photos, and its figures are read on
@@ -31,8 +31,10 @@ way (issue 9i).
 
 Printed: each fold's rule per procedure, then each procedure's held-out figures per
 group of sets, with paired 95% intervals against A (``intervals.bootstrap_difference``,
-source photos drawn, a source's full-size and half-size photos together). The networks
-read every photo once, at each model's own input size and views.
+source photos drawn, a source's full-size and half-size photos together). With
+``--wrong``, then every photo where a column passes other dice wrong than A does, held
+out (labelled face, face read). The networks read every photo once, at each model's own
+input size and views.
 """
 
 from __future__ import annotations
@@ -122,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--small-classifiers", metavar="DIR",
                     help="read boxes under --small-side px with this model's classifiers")
     ap.add_argument("--small-side", type=float, default=32.0, metavar="PX")
+    ap.add_argument("--wrong", action="store_true",
+                    help="list the photos where a column passes other dice wrong than A")
     args = ap.parse_args(argv)
     if args.folds < 2:
         print(f"tuning_crossval: --folds must be at least 2, not {args.folds}", file=sys.stderr)
@@ -213,7 +217,30 @@ def main(argv: list[str] | None = None) -> int:
             cells = [f"{points[p][f]:.4f} | {points[p][f] - points['A'][f]:+.4f} "
                      f"({diffs[p][f].low:+.4f} to {diffs[p][f].high:+.4f})" for p in others]
             print(f"| {pool} | {f} | {points['A'][f]:.4f} | " + " | ".join(cells) + " |")
+    if args.wrong:
+        print("\nphotos where a column passes other dice wrong than A, held out (labelled "
+              "face read as face)\n")
+        print("| column | set | photo | source photo | A | column |")
+        print("|---|---|---|---|---|---|")
+        for p in others:
+            for n in READ:
+                for i, a, b in wrong_changes(held["A"][n], held[p][n]):
+                    print(f"| {p} | {n} | {i} | {groups[n][i]} | {a or '-'} | {b or '-'} |")
     return 0
+
+
+def wrong_changes(first: list, second: list) -> list[tuple[int, str, str]]:
+    """The photos (index, each one's wrong dice as "1 as 3, ...") where two lists of
+    scores (``evaluate.ImageScore``, the same photos in order) pass different dice wrong:
+    a labelled face read as another face, unknown not counted."""
+    from companion.vision.types import UNKNOWN
+
+    def wrong(score) -> str:
+        return ", ".join(f"{want} as {got}" for want, got in sorted(score.pairs)
+                         if got not in (want, UNKNOWN))
+
+    return [(i, wrong(a), wrong(b)) for i, (a, b) in enumerate(zip(first, second, strict=True))
+            if wrong(a) != wrong(b)]
 
 
 def load_sets(n_folds: int) -> tuple[dict, dict, dict]:

@@ -243,7 +243,8 @@ def test_bad_small_box_options_get_one_line(crossval, capsys, args, says):
 def test_small_boxes_read_by_the_same_classifiers_read_as_the_model(crossval, tmp_path,
                                                                     monkeypatch, capsys):
     """``--small-classifiers`` naming a copy of the model's own networks re-reads every
-    small box the same, so the S column is the model's figure in every row."""
+    small box the same, so the S column is the model's figure in every row and passes
+    the same dice wrong in every photo (``--wrong`` lists none)."""
     import shutil
 
     from companion.vision.learned import MODEL_DIR
@@ -252,8 +253,11 @@ def test_small_boxes_read_by_the_same_classifiers_read_as_the_model(crossval, tm
     same = tmp_path / "same"
     shutil.copytree(MODEL_DIR, same)
     assert crossval.main(["--folds", "2", "--draws", "50", "--procedures", "A",
-                          "--small-side", "400", "--small-classifiers", str(same)]) == 0
+                          "--small-side", "400", "--small-classifiers", str(same),
+                          "--wrong"]) == 0
     out = capsys.readouterr().out
+    listed = out.split("| column | set | photo | source photo | A | column |")[1]
+    assert "| S400 |" not in listed  # the same dice wrong in every photo
     line = next(x for x in out.splitlines() if x.startswith("against S400:"))
     assert "own detector (0 added" in line and f"read by {same} classifiers" in line
     assert int(line.split("classifiers (")[1].split()[0]) > 10  # the rendered dice re-read
@@ -261,3 +265,19 @@ def test_small_boxes_read_by_the_same_classifiers_read_as_the_model(crossval, tm
             and row.split("|")[1].strip() in crossval.POOLS]
     assert len(rows) == len(crossval.POOLS) * len(crossval.SHOWN)
     assert all(row[2] == row[3] for row in rows)
+
+
+def test_wrong_changes_lists_the_photos_whose_wrong_dice_differ(crossval):
+    from companion.vision.evaluate import ImageScore
+
+    def score(*pairs):
+        return ImageScore(pairs=list(pairs))
+
+    first = [score(("1", "1"), ("2", "3")), score(("4", "unknown")), score(("5", "6")),
+             score()]
+    second = [score(("2", "3"), ("1", "1")), score(("4", "2")), score(("5", "5")),
+              score(("6", "unknown"))]
+    assert crossval.wrong_changes(first, second) == [(1, "", "4 as 2"), (2, "5 as 6", "")]
+    assert crossval.wrong_changes(first, first) == []
+    with pytest.raises(ValueError):
+        crossval.wrong_changes(first, second[:2])
