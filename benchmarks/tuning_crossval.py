@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="add this model's detector boxes under --small-side px")
     ap.add_argument("--small-classifiers", metavar="DIR",
                     help="read boxes under --small-side px with this model's classifiers")
-    ap.add_argument("--small-side", type=float, default=32.0, metavar="PX")
+    ap.add_argument("--small-side", type=float, default=None, metavar="PX",
+                    help="the side (px) under which a box is small (default 32)")
     ap.add_argument("--wrong", action="store_true",
                     help="list the photos where a column passes other dice wrong than A")
     args = ap.parse_args(argv)
@@ -133,11 +134,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.draws < 1:
         print(f"tuning_crossval: --draws must be at least 1, not {args.draws}", file=sys.stderr)
         return 2
+    small_networks = args.small_detector or args.small_classifiers
+    if args.small_side is not None and not small_networks:
+        print("tuning_crossval: --small-side needs --small-detector or --small-classifiers",
+              file=sys.stderr)
+        return 2
+    args.small_side = 32.0 if args.small_side is None else args.small_side
     if args.small_side <= 0:
         print(f"tuning_crossval: --small-side must be above 0, not {args.small_side:g}",
               file=sys.stderr)
         return 2
-    small = f"S{args.small_side:g}" if args.small_detector or args.small_classifiers else None
+    small = f"S{args.small_side:g}" if small_networks else None
     names = [Path(d).name for d in args.against]
     if len(set(names)) < len(names) or set(names) & (set(PROCEDURES) | {small}):
         print(f"tuning_crossval: --against folders need names of their own, not "

@@ -232,6 +232,7 @@ def test_small_box_reads_add_small_boxes_and_route_them_to_the_small_classifiers
 
 @pytest.mark.parametrize("args, says", [
     (["--small-side", "0", "--small-classifiers", "x"], "--small-side must be above 0, not 0"),
+    (["--small-side", "24"], "--small-side needs --small-detector or --small-classifiers"),
     (["--small-classifiers", "x", "--against", "a/S32"],
      "--against folders need names of their own, not S32"),
 ])
