@@ -192,17 +192,17 @@ def main(argv: list[str] | None = None) -> int:
     print("\n| fold | held-out photos | procedure | det | face | faint box | upright mix "
           "| nested | small dice |")
     print("|---|---|---|---|---|---|---|---|---|")
-    rules, held = cross_validate(reads["A"], folds, args.folds,
-                                 {p: PROCEDURES[p] for p in procedures},
-                                 lambda tune, sides: best_rule(reader, tune,
-                                                               small_sides=sides)[1],
-                                 lambda some, rule: rule_scores(reader, some, rule))
+    def judge(name: str, chosen: dict) -> tuple[list, dict]:
+        """``cross_validate`` over the reads of ``name``'s column, its reader choosing
+        and scoring each procedure's rule."""
+        r = readers[name]
+        return cross_validate(reads[name], folds, args.folds, chosen,
+                              lambda tune, sides: best_rule(r, tune, small_sides=sides)[1],
+                              lambda some, rule: rule_scores(r, some, rule))
+
+    rules, held = judge("A", {p: PROCEDURES[p] for p in procedures})
     for n in judged:
-        r = readers[n]
-        more, by = cross_validate(reads[n], folds, args.folds, {n: PROCEDURES["A"]},
-                                  lambda tune, sides, r=r: best_rule(r, tune,
-                                                                     small_sides=sides)[1],
-                                  lambda some, rule, r=r: rule_scores(r, some, rule))
+        more, by = judge(n, {n: PROCEDURES["A"]})
         rules += more
         held |= by
     for k, p, rule, out in sorted(rules, key=lambda x: x[0]):
@@ -292,12 +292,13 @@ def small_box_reads(reader: Any, reads: dict[str, list], images: dict[str, list]
             if detector is not None:
                 boxes += [b for b in detector.detect(img, 0.1) if box_side(b) < side]
             probs, up = r.probs, r.upright
-            if len(boxes) > len(r.boxes):
+            new = len(boxes) - len(r.boxes)
+            if new:
                 p, _, u = reading.classify_both(img, boxes[len(r.boxes):],
                                                 upright=up is not None)
                 probs = np.concatenate([probs, p])
                 up = None if up is None else np.concatenate([up, u])
-            added += len(boxes) - len(r.boxes)
+            added += new
             small = [i for i in range(len(r.boxes)) if box_side(boxes[i]) < side]
             if classifiers is not None and small:
                 p, _, u = classifiers.classify_both(img, [boxes[i] for i in small],
@@ -306,7 +307,7 @@ def small_box_reads(reader: Any, reads: dict[str, list], images: dict[str, list]
                 probs[small] = p
                 if up is not None:
                     up[small] = u
-            routed += (len(small) + len(boxes) - len(r.boxes)) if classifiers else 0
+            routed += len(small) + new if classifiers is not None else 0
             got.append(TuningRead(boxes, probs, up, r.dice))
         out[name] = got
     return out, added, routed
