@@ -14,6 +14,7 @@ import pytest
 from companion.vision import dice_photos
 from companion.vision.frames import load_image
 from companion.vision.learned import FACES, MODEL_DIR, LearnedReader
+from companion.vision.types import box_side
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "network_alone.py"
 needs_photos = pytest.mark.skipif(
@@ -65,9 +66,34 @@ def test_a_network_alone_reads_what_a_one_network_reader_reads(tmp_path, capsys,
     assert n == 255 and hits / n > 0.9
 
 
+def _rows(capsys, name: str) -> list[list[str]]:
+    return [line.split("|") for line in capsys.readouterr().out.splitlines()
+            if line.startswith(f"| {name} ")]
+
+
+@needs_photos
+def test_under_counts_only_the_dice_smaller_than_it(capsys):
+    """``--under 32`` tallies exactly trays-val's labelled dice under 32 px (a few of its
+    dice); a bound above every die tallies what no bound does."""
+    net = str(MODEL_DIR / "classifier_upright_c28.onnx")
+    module = _module()
+    assert module.main([net, "--sets", "trays-val"]) == 0
+    whole = _rows(capsys, net)
+    assert module.main([net, "--sets", "trays-val", "--under", "100000"]) == 0
+    assert _rows(capsys, net) == whole
+    assert module.main([net, "--sets", "trays-val", "--under", "32"]) == 0
+    small = _rows(capsys, net)
+    expected = sum(box_side(d.box) < 32 for m in dice_photos.load_set("trays-val")
+                   for d in m.dice)
+    assert len(small) == 1 and int(small[0][4]) == expected
+    assert 0 < expected < int(whole[0][4])
+
+
 @needs_photos
 @pytest.mark.parametrize("args, says", [
     (["/nonexistent.onnx"], "network_alone: /nonexistent.onnx: no such network file"),
+    ([str(MODEL_DIR / "classifier.onnx"), "--under", "0"],
+     "network_alone: --under must be more than 0 pixels, not 0"),
     ([str(MODEL_DIR / "classifier.onnx"), "--sets", "nosuch"], "unknown photo set 'nosuch'"),
 ])
 def test_bad_arguments_get_one_line(capsys, args, says):
