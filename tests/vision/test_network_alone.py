@@ -42,14 +42,19 @@ def _one_member_reader(tmp_path: Path, name: str) -> LearnedReader:
     return LearnedReader(d, threads=1)
 
 
+def _rows(capsys, name: str) -> list[list[str]]:
+    """The table rows (split at "|") printed for network file ``name``."""
+    return [line.split("|") for line in capsys.readouterr().out.splitlines()
+            if line.startswith(f"| {name} ")]
+
+
 @needs_photos
 @pytest.mark.parametrize("name", ["classifier_upright.onnx", "classifier_upright_c28.onnx"])
 def test_a_network_alone_reads_what_a_one_network_reader_reads(tmp_path, capsys, name):
     """The share "right" is the share of webcam-val dice whose most probable class, in a
     reader holding only that network, is the labelled face: the crops are the reader's."""
     assert _module().main([str(MODEL_DIR / name), "--sets", "webcam-val"]) == 0
-    rows = [line.split("|") for line in capsys.readouterr().out.splitlines()
-            if line.startswith(f"| {MODEL_DIR / name} ")]
+    rows = _rows(capsys, str(MODEL_DIR / name))
     assert len(rows) == 1
     dice, right = int(rows[0][4]), rows[0][5].strip()
     reader = _one_member_reader(tmp_path, name)
@@ -64,11 +69,6 @@ def test_a_network_alone_reads_what_a_one_network_reader_reads(tmp_path, capsys,
             hits += k < len(FACES) and FACES[k] == d.face
     assert (dice, right) == (n, f"{100 * hits / n:.1f}%")
     assert n == 255 and hits / n > 0.9
-
-
-def _rows(capsys, name: str) -> list[list[str]]:
-    return [line.split("|") for line in capsys.readouterr().out.splitlines()
-            if line.startswith(f"| {name} ")]
 
 
 @needs_photos
