@@ -94,6 +94,13 @@ def test_candidates_without_names_of_their_own_get_one_line(crossval, capsys, ag
     assert err == [f"tuning_crossval: --against folders need names of their own, not {says}"]
 
 
+def pool_rows(crossval, out: str) -> list[list[str]]:
+    """The held-out table's rows (split at " | ") printed in ``out``, one per pool of sets
+    and figure."""
+    return [line.split(" | ") for line in out.splitlines() if line.startswith("| ")
+            and line.split("|")[1].strip() in crossval.POOLS]
+
+
 def rendered_sets(crossval, tmp_path, monkeypatch) -> None:
     """Every set read four rendered photos and one broken file, in place of the real
     ones (skips when the committed model is missing)."""
@@ -138,8 +145,7 @@ def test_an_unreadable_photo_is_one_line_and_the_rest_are_judged(crossval, tmp_p
     assert all("broken.png" in line and line.endswith("(left out)") for line in err), err
     out = captured.out
     assert "2 folds over 12 source photos" in out  # s0-s3 of table-val, trays-val, webcam
-    rows = [line for line in out.splitlines() if line.startswith("| ")
-            and line.split("|")[1].strip() in crossval.POOLS]
+    rows = pool_rows(crossval, out)
     assert len(rows) == len(crossval.POOLS) * len(crossval.SHOWN)
 
 
@@ -165,8 +171,7 @@ def test_a_candidate_is_tuned_fold_by_fold_and_paired_against_the_model(crossval
              if line.startswith("| 0 |") or line.startswith("| 1 |")]
     assert [r[0] for r in rules] == ["A", "same", "A", "same"]
     assert rules[0][1:] == rules[1][1:] and rules[2][1:] == rules[3][1:]
-    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| ")
-            and line.split("|")[1].strip() in crossval.POOLS]
+    rows = pool_rows(crossval, out)
     assert len(rows) == len(crossval.POOLS) * len(crossval.SHOWN)
     for row in rows:
         assert row[2] == row[3]  # A's figure and the candidate's
@@ -262,8 +267,7 @@ def test_small_boxes_read_by_the_same_classifiers_read_as_the_model(crossval, tm
     line = next(x for x in out.splitlines() if x.startswith("against S400:"))
     assert "own detector (0 added" in line and f"read by {same} classifiers" in line
     assert int(line.split("classifiers (")[1].split()[0]) > 10  # the rendered dice re-read
-    rows = [row.split(" | ") for row in out.splitlines() if row.startswith("| ")
-            and row.split("|")[1].strip() in crossval.POOLS]
+    rows = pool_rows(crossval, out)
     assert len(rows) == len(crossval.POOLS) * len(crossval.SHOWN)
     assert all(row[2] == row[3] for row in rows)
 
