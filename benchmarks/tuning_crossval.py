@@ -3,7 +3,8 @@ Cross-validation over source photos, one model's networks (issue 9h).
 
     .venv/bin/python benchmarks/tuning_crossval.py [--model DIR] [--folds 5]
         [--draws 2000] [--procedures A B C] [--against DIR ...]
-        [--small-detector DIR] [--small-classifiers DIR] [--small-side 32] [--wrong]
+        [--small-detector DIR] [--small-classifiers DIR] [--small-side 32]
+        [--column-procedure A] [--wrong]
 
 Tuning (``learned.best_rule``) chooses the detector and face thresholds, the faint-box
 rule, the upright mix and nested boxes on validation photos, and its figures are read on
@@ -27,7 +28,9 @@ chosen on (their columns are named by folder). With ``--small-detector DIR`` and
 ``--small-classifiers DIR`` one more column (``S32`` for ``--small-side 32``) reads as the
 first model but with DIR's detector's boxes under that side (px, longer side in the photo)
 added and/or every box under it read by DIR's classifiers; procedure A tunes it the same
-way (issue 9i).
+way (issue 9i). ``--column-procedure P`` tunes those columns by procedure P instead of A
+(still judged against the first model's A; issue 9k), e.g. D: a column that adds small
+boxes may then ask them for a surer face.
 
 Printed: each fold's rule per procedure, then each procedure's held-out figures per
 group of sets, with paired 95% intervals against A (``intervals.bootstrap_difference``,
@@ -117,14 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--procedures", nargs="+", default=list(PROCEDURES),
                     choices=list(PROCEDURES))
     ap.add_argument("--against", nargs="+", default=[], metavar="DIR",
-                    help="candidate model folders, each tuned by procedure A fold by fold "
-                         "and judged against --model's A")
+                    help="candidate model folders, each tuned fold by fold (by procedure A "
+                         "unless --column-procedure) and judged against --model's A")
     ap.add_argument("--small-detector", metavar="DIR",
                     help="add this model's detector boxes under --small-side px")
     ap.add_argument("--small-classifiers", metavar="DIR",
                     help="read boxes under --small-side px with this model's classifiers")
     ap.add_argument("--small-side", type=float, default=None, metavar="PX",
                     help="the side (px) under which a box is small (default 32)")
+    ap.add_argument("--column-procedure", default="A", choices=list(PROCEDURES),
+                    help="the procedure the --against and small-box columns are tuned by "
+                         "(default A; each still judged against --model's A)")
     ap.add_argument("--wrong", action="store_true",
                     help="list the photos where a column passes other dice wrong than A")
     args = ap.parse_args(argv)
@@ -184,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{len({g for n in READ for g in groups[n]})} source photos")
     for n, d in zip(names, args.against, strict=True):
         print(f"against {n} ({d}): input {readers[n].det_size} px, views {readers[n].views}")
+    column = args.column_procedure
+    if column != "A" and judged:
+        print(f"the columns besides the procedures are tuned by procedure {column}")
     if small:
         print(f"against {small}: the model, with boxes under {args.small_side:g} px from "
               f"{args.small_detector or 'its own detector'} ({added} added at a detector "
@@ -202,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rules, held = judge("A", {p: PROCEDURES[p] for p in procedures})
     for n in judged:
-        more, by = judge(n, {n: PROCEDURES["A"]})
+        more, by = judge(n, {n: PROCEDURES[column]})
         rules += more
         held |= by
     for k, p, rule, out in sorted(rules, key=lambda x: x[0]):

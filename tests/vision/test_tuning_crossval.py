@@ -178,6 +178,45 @@ def test_a_candidate_is_tuned_fold_by_fold_and_paired_against_the_model(crossval
         assert row[4].startswith("+0.0000 (+0.0000 to +0.0000)"), row
 
 
+def test_a_column_procedure_tunes_the_candidate_columns_as_that_procedure(
+        crossval, tmp_path, monkeypatch, capsys):
+    """``--column-procedure D``: the candidate column's rule is chosen as procedure D
+    chooses (the small sides offered to tuning), fold by fold, while A stays A; a copy of
+    the model's networks so tuned chooses D's rule in every fold and reads as D does."""
+    import shutil
+
+    from companion.vision import learned
+
+    rendered_sets(crossval, tmp_path, monkeypatch)
+    same = tmp_path / "same"
+    shutil.copytree(learned.MODEL_DIR, same)
+    offered = []
+    real = learned.best_rule
+
+    def recording(reader, reads, **kw):
+        offered.append(kw.get("small_sides", ()))
+        return real(reader, reads, **kw)
+
+    monkeypatch.setattr(learned, "best_rule", recording)
+    args = ["--folds", "2", "--draws", "50", "--procedures", "A", "D", "--against", str(same)]
+    assert crossval.main([*args, "--column-procedure", "D"]) == 0
+    out = capsys.readouterr().out
+    sides = crossval.SMALL_SIDES
+    assert offered == [(), sides, (), sides, sides, sides]  # A, D per fold; then the column
+    assert "the columns besides the procedures are tuned by procedure D" in out
+    lines = [x.split(" | ") for x in out.splitlines() if x.startswith(("| 0 |", "| 1 |"))]
+    rules = {(r[0].strip("| "), r[2]): r[3:] for r in lines}  # (fold, procedure): rule
+    assert rules["0", "same"] == rules["0", "D"]
+    assert rules["1", "same"] == rules["1", "D"]
+    for row in pool_rows(crossval, out):  # | pool | figure | A | D | D - A | same | same - A
+        assert row[3] == row[5], row
+
+    offered.clear()
+    assert crossval.main(args) == 0  # by default the column is tuned by A
+    assert offered == [(), sides, (), sides, (), ()]
+    assert "tuned by procedure" not in capsys.readouterr().out
+
+
 class MarkedReader:
     """A reader whose detector gives fixed boxes and whose classifiers read every box as
     ``mark`` (so a test sees which reader read which box)."""
