@@ -12,7 +12,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from companion.vision.quantize import CALIBRATION_PHOTOS, QuantizeError, int8_folder, train_blobs
+from companion.vision.quantize import (
+    CALIBRATION_PHOTOS,
+    QuantizeError,
+    check_folders,
+    int8_folder,
+    train_blobs,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
+        check_folders(args.model, args.out, args.size)  # before loading any photo
         got = int8_folder(args.model, args.out, train_blobs(args.photos, args.seed),
                           size=args.size, seed=args.seed)
     except (QuantizeError, OSError) as exc:

@@ -91,13 +91,25 @@ def test_quantizing_leaves_no_scratch_files_behind(scenes, tmp_path, monkeypatch
     ("out not empty", "exists and is not an empty folder"),
     ("size", "--size must be 32..4096 px, not 5"),
     ("no photos", "no calibration photos"),
+    ("garbled reader.json", "reader.json: cannot read"),
+    ("garbled detector", "detector.onnx: cannot quantize the network"),
+    ("garbled detector, empty out given", "detector.onnx: cannot quantize the network"),
 ])
 def test_what_cannot_be_quantized_is_one_line_and_writes_nothing(scenes, tmp_path, case,
                                                                   says):
+    import shutil
+
     model, out, images, size = MODEL_DIR, tmp_path / "out", blobs(scenes[:1]), None
     if case == "no detector":
         model = tmp_path / "empty"
         model.mkdir()
+    elif case.startswith("garbled"):
+        model = tmp_path / "garbled"
+        shutil.copytree(MODEL_DIR, model)
+        name = "reader.json" if "reader" in case else "detector.onnx"
+        (model / name).write_bytes(b"\x00{not what it should be")
+        if "empty out" in case:
+            out.mkdir()
     elif case == "out not empty":
         out.mkdir()
         (out / "keep.txt").write_text("mine")
@@ -110,6 +122,8 @@ def test_what_cannot_be_quantized_is_one_line_and_writes_nothing(scenes, tmp_pat
     assert says in str(err.value) and "\n" not in str(err.value)
     if case == "out not empty":
         assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    elif "empty out" in case:
+        assert list(out.iterdir()) == []  # the folder given, emptied again
     else:
         assert not out.exists()
 
@@ -128,7 +142,11 @@ def tool():
 ])
 def test_the_tool_names_a_bad_option_in_one_line(tool, tmp_path, capsys, monkeypatch, scenes,
                                                   args, says):
-    monkeypatch.setattr(tool, "train_blobs", lambda n, seed: blobs(scenes[:1]))
+    """... before it loads a single photo."""
+    def no_photos(n, seed):
+        raise AssertionError("photos loaded before the options were checked")
+
+    monkeypatch.setattr(tool, "train_blobs", no_photos)
     from companion.vision import dice_photos
 
     monkeypatch.setattr(dice_photos, "available", lambda root=None: True)
