@@ -62,7 +62,8 @@ def train_blobs(n: int = CALIBRATION_PHOTOS, seed: int = 0, root=None) -> list[n
 def quantize_detector(src: Path, dst: Path, blobs: list[np.ndarray]) -> None:
     """``src`` (an fp32 or fp16-weight detector ONNX file) written to ``dst`` as int8,
     calibrated on ``blobs``. ONNX Runtime's helpers write scratch files into the current
-    folder, so they run in a temporary one."""
+    folder, so they run in a temporary one: the process's current folder changes while
+    this runs (an offline tool's step, not for a program with other threads)."""
     import os
 
     from onnxruntime.quantization import (
