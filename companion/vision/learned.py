@@ -198,6 +198,13 @@ def _load(path: Path, load: Callable[[bytes], Any],
 
 
 def _read_onnx_cv2(data: bytes) -> Any:
+    # OpenCV DNN loads a network stored as int8 (QuantizeLinear nodes: tools/
+    # int8_detector.py, issue 9k) but its outputs are then wrong: it found no die at all
+    # where ONNX Runtime reads the same file right. Refused, so the reader never runs
+    # blind.
+    if b"QuantizeLinear" in data:
+        raise ValueError("it is stored as int8 (tools/int8_detector.py), which only ONNX "
+                         "Runtime reads right: install onnxruntime or use a float network")
     return cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
 
 

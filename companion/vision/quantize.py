@@ -5,7 +5,8 @@ ONNX Runtime's static quantization (QDQ format: int8 weights per output channel,
 activations, MinMax ranges) calibrated on training photos, each letterboxed at a side
 drawn from ``SIDES``, so the ranges hold at every input size the reader may use. Needs
 the ``onnx`` package (the [train] extra) as well as onnxruntime; the reader itself loads
-the result with onnxruntime alone (not with the OpenCV DNN back end).
+the result with onnxruntime alone. The OpenCV DNN back end loads it but then finds no
+die, so the reader refuses an int8 network there (``learned._read_onnx_cv2``).
 
     python tools/int8_detector.py MODEL_DIR OUT_DIR [--size PX] [--photos N] [--seed S]
 """

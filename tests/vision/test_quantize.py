@@ -72,6 +72,20 @@ def test_the_int8_detector_sees_what_the_committed_one_sees(int8, scenes):
     assert q(scenes[5])  # the reader reads with it
 
 
+def test_the_opencv_back_end_refuses_an_int8_detector_in_one_line(int8):
+    """OpenCV DNN loads the int8 file but finds no die with it; the reader refuses it
+    rather than run blind, and still loads the float model with OpenCV."""
+    from companion.vision.learned import ModelUnreadable
+
+    out, _ = int8
+    with pytest.raises(ModelUnreadable) as err:
+        LearnedReader(out, backend="opencv")
+    message = str(err.value)
+    assert message.startswith(f"{out / 'detector.onnx'}: cannot load the network: it is "
+                              "stored as int8") and "\n" not in message
+    assert LearnedReader(backend="opencv").backend == "opencv"
+
+
 def test_quantizing_leaves_no_scratch_files_behind(scenes, tmp_path, monkeypatch):
     """(and takes folders named relative to the current one)"""
     import os
