@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+from scripts import load_script
 
 from companion.vision import dice_photos
 from companion.vision.learned import MODEL_DIR
@@ -26,9 +26,7 @@ def _rows(out: str) -> dict[str, list[str]]:
                     reason="photo sets or model missing")
 def test_a_model_against_itself_differs_by_nothing_and_a_stricter_one_reads_less(
         tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("compare_readers", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(SCRIPT)
     assert module.main(["--second", str(MODEL_DIR), "--sets", "webcam-val",
                         "--draws", "200"]) == 0
     rows = _rows(capsys.readouterr().out)
@@ -58,9 +56,7 @@ def test_a_model_against_itself_differs_by_nothing_and_a_stricter_one_reads_less
     (["--second", str(MODEL_DIR), "--draws", "0"], "--draws must be at least 1, not 0"),
 ])
 def test_bad_arguments_get_one_line(capsys, args, says):
-    spec = importlib.util.spec_from_file_location("compare_readers", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(SCRIPT)
     assert module.main(args) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1
@@ -70,9 +66,7 @@ def test_bad_arguments_get_one_line(capsys, args, says):
                     reason="photo sets or model missing")
 def test_wrong_lists_the_dice_behind_wrong_confident(capsys):
     """Issue 9g: --wrong names each die counted in wrong_confident, for each model."""
-    spec = importlib.util.spec_from_file_location("compare_readers", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(SCRIPT)
     assert module.main(["--second", str(MODEL_DIR), "--sets", "webcam-val",
                         "--draws", "20", "--wrong"]) == 0
     out = capsys.readouterr().out

@@ -3,13 +3,13 @@ shared photo sets)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scripts import load_script
 
 from companion.vision import dice_photos
 from companion.vision.frames import load_image
@@ -23,10 +23,7 @@ needs_photos = pytest.mark.skipif(
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("network_alone", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def _one_member_reader(tmp_path: Path, name: str) -> LearnedReader:

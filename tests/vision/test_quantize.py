@@ -3,7 +3,6 @@ integers (needs onnx, the [train] extra, and the committed model)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 from pathlib import Path
@@ -12,6 +11,8 @@ import numpy as np
 import pytest
 
 pytest.importorskip("onnx")
+
+from scripts import load_script  # noqa: E402
 
 from companion.vision import quantize  # noqa: E402
 from companion.vision.learned import MODEL_DIR, LearnedReader  # noqa: E402
@@ -144,10 +145,7 @@ def test_what_cannot_be_quantized_is_one_line_and_writes_nothing(scenes, tmp_pat
 
 @pytest.fixture(scope="module")
 def tool():
-    spec = importlib.util.spec_from_file_location("int8_detector", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(TOOL)
 
 
 @pytest.mark.parametrize("args, says", [

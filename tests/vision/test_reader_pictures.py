@@ -4,11 +4,11 @@ photo sets)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import cv2
 import pytest
+from scripts import load_script
 
 from companion.vision import dice_photos
 from companion.vision.learned import MODEL_DIR
@@ -20,9 +20,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "reader_pictures.p
                     reason="photo sets or model missing")
 @pytest.mark.parametrize("extra", [[], ["--fewshot", "3"]])
 def test_the_picture_counts_every_labelled_die_once(tmp_path, capsys, extra):
-    spec = importlib.util.spec_from_file_location("reader_pictures", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(SCRIPT)
     out = tmp_path / "picture.png"
     assert module.main(["--out", str(out), *extra]) == 0
     picture = cv2.imread(str(out))

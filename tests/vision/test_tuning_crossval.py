@@ -3,10 +3,10 @@ their rule on (the photo tests need the shared photo sets)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from scripts import load_script
 
 from companion.vision import dice_photos
 
@@ -15,10 +15,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "tuning_crossval.p
 
 @pytest.fixture(scope="module")
 def crossval():
-    spec = importlib.util.spec_from_file_location("tuning_crossval", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def test_every_read_is_scored_by_rules_chosen_without_it_on_the_procedures_sets(crossval):
