@@ -83,18 +83,24 @@ class ModelUnreadable(ModelMissing):
     hand-broken reader.json, an ONNX file that will not load."""
 
 
-def _read_meta(path: Path) -> dict:
-    """reader.json over the defaults; any key of the wrong kind is one line naming it."""
-    meta = dict(DEFAULTS)
-    if not path.is_file():
-        return meta
+def read_reader_json(path: Path) -> dict:
+    """A reader.json file's object as written (no defaults); one that cannot be read or
+    is not a JSON object is one line naming it."""
     try:
         loaded = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ModelUnreadable(f"{path}: cannot read: {exc}") from None
     if not isinstance(loaded, dict):
         raise ModelUnreadable(f"{path}: expected a JSON object")
-    meta.update(loaded)
+    return loaded
+
+
+def _read_meta(path: Path) -> dict:
+    """reader.json over the defaults; any key of the wrong kind is one line naming it."""
+    meta = dict(DEFAULTS)
+    if not path.is_file():
+        return meta
+    meta.update(read_reader_json(path))
     for key in ("det_threshold", "face_threshold", "low_face_threshold", "upright_weight"):
         _number(path, meta, key, float)
     for key in ("det_size", "det_ref_side", "det_max_side", "views", "crop"):

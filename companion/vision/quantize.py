@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from companion.vision.learned import ModelUnreadable, read_reader_json
 from companion.vision.learned_model import letterbox
 
 SIDES = (416, 512, 640)  # calibration photos are seen at these input sides
@@ -116,11 +117,9 @@ def check_folders(model_dir: Path, out: Path, size: int | None = None) -> dict:
     if not path.is_file():
         raise QuantizeError(f"{model_dir}: no reader.json")
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise QuantizeError(f"{path}: cannot read: {exc}") from None
-    if not isinstance(meta, dict):
-        raise QuantizeError(f"{path}: expected a JSON object")
+        meta = read_reader_json(path)
+    except ModelUnreadable as exc:
+        raise QuantizeError(str(exc)) from None
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise QuantizeError(f"{out}: exists and is not an empty folder; name a new one")
     if size is not None and not 32 <= size <= 4096:
