@@ -53,7 +53,7 @@ DEFAULTS = {"det_threshold": 0.3, "face_threshold": 0.6, "det_low_threshold": No
             "low_face_threshold": 1.0, "det_size": 416,
             "det_ref_side": 640, "det_max_side": 1024, "views": 1, "crop": 32,
             "upright_weight": 0.0, "keep_nested": True, "upright_files": None,
-            "area_crops": [], "crop_shapes": {}}
+            "area_crops": [], "crop_shapes": {}, "det_flip": False}
 # reader.json numbers: (lowest, highest, whether the lowest itself is refused)
 RANGES = {"det_threshold": (0, 1, True), "det_low_threshold": (0, 1, True),
           "face_threshold": (0, 1, False), "low_face_threshold": (0, 1, False),
@@ -116,9 +116,10 @@ def _read_meta(path: Path) -> dict:
             span = (f"above {low:g} and at most {high:g}" if open_low
                     else f"from {low:g} to {high:g}")
             raise ModelUnreadable(f"{path}: key {key!r} must be {span}, not {value!r}")
-    if not isinstance(meta["keep_nested"], bool):
-        raise ModelUnreadable(f"{path}: key 'keep_nested' must be true or false, not "
-                              f"{meta['keep_nested']!r}")
+    for key in ("keep_nested", "det_flip"):
+        if not isinstance(meta[key], bool):
+            raise ModelUnreadable(f"{path}: key {key!r} must be true or false, not "
+                                  f"{meta[key]!r}")
     files = meta["upright_files"]
     if files is not None and (not isinstance(files, list) or not files or not all(
             isinstance(f, str) and f and Path(f).name == f for f in files)):
@@ -251,6 +252,10 @@ class LearnedReader:
         # models: yes; see ``readings_from``).
         self.keep_nested = meta["keep_nested"]
         self.det_size = int(det_size or meta["det_size"])
+        # Test-time flip for the detector (issue 9l, reader.json ``det_flip``): the frame
+        # and its mirror image both run, the mirror's heat map and sizes flipped back and
+        # averaged with the plain ones before peaks are found (older models: no).
+        self.det_flip = meta["det_flip"]
         # Scale-aware detection: the model was trained and tuned on frames whose longest
         # side is ``det_ref_side`` (640) seen at ``det_size``; a larger frame is seen at the
         # same pixels-per-die ratio (so a 75 px die in a 1920x1080 frame is not shrunk to
@@ -386,17 +391,28 @@ class LearnedReader:
         """Boxes (x0, y0, x1, y1, score) scored at least ``threshold`` (default: the
         lowest a kept box may have; ``keeps`` then decides with the face read)."""
         blob, scale = letterbox(image, self.input_side(image))
-        if self.backend == "onnxruntime":
-            hm, wh = self._det_s.run(None, {"image": blob})
-        else:
-            self._det.setInput(blob)
-            hm, wh = self._det.forward(["hm", "wh"])
+        hm, wh = self._heat(blob)
+        if self.det_flip:
+            # the letterboxed blob's width is a whole number of heat-map cells, so its
+            # mirror's cells flipped back lie on the plain ones
+            fhm, fwh = self._heat(np.ascontiguousarray(blob[..., ::-1]))
+            hm = (hm + fhm[..., ::-1]) / 2
+            wh = (wh + fwh[..., ::-1]) / 2
         thr = self.lowest_threshold if threshold is None else threshold
         h, w = image.shape[:2]
         boxes = []
         for x0, y0, x1, y1, s in decode(hm, wh, scale, thr):
             boxes.append((max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1), s))
         return boxes
+
+    def _heat(self, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The detector's heat map and log box sizes for one letterboxed blob."""
+        if self.backend == "onnxruntime":
+            hm, wh = self._det_s.run(None, {"image": blob})
+        else:
+            self._det.setInput(blob)
+            hm, wh = self._det.forward(["hm", "wh"])
+        return hm, wh
 
     def classify(self, image: np.ndarray, boxes, embedding: str = "turned"
                  ) -> tuple[np.ndarray, np.ndarray]:
@@ -792,7 +808,7 @@ def tune_thresholds(model_dir: str | Path, *, root=None, log=print,
         f"benchmarks/compare_readers.py)")
     return {"det_threshold": rule.det, "face_threshold": rule.face,
             "det_low_threshold": rule.low, "low_face_threshold": rule.low_face,
-            "det_size": size, "views": nviews,
+            "det_size": size, "views": nviews, "det_flip": reader.det_flip,
             "upright_weight": rule.mix, "keep_nested": rule.nested,
             "upright_files": reader.upright_files or None, "area_crops": reader.area_crops,
             "crop_shapes": reader.crop_shapes,

@@ -378,6 +378,54 @@ def test_nested_boxes_stay_for_a_reader_json_that_does_not_say(tmp_path):
 
 
 @needs_model
+def test_the_detector_reads_a_frame_plainly_unless_reader_json_asks_for_its_mirror(tmp_path):
+    assert LearnedReader().det_flip is False  # the committed model
+    assert LearnedReader(_model_copy(tmp_path / "a", det_flip=None)).det_flip is False
+    flip = LearnedReader(_model_copy(tmp_path / "b", det_flip=True))
+    plain = LearnedReader(_model_copy(tmp_path / "c"))
+    image = render_dice_scene(7_000_003, size=640)[0]  # 416 px at the input: no side pad
+    runs, heat = [], flip._heat
+    flip._heat = lambda blob: runs.append(blob) or heat(blob)
+    boxes = flip.detect(image, 0.2)
+    assert len(runs) == 2 and np.array_equal(runs[1], runs[0][..., ::-1])  # its mirror
+    # the two heat maps averaged: a frame and its mirror now give mirrored boxes, which
+    # one plain pass does not (its strided layers see the two differently)
+    mirrored = flip.detect(np.ascontiguousarray(image[:, ::-1]), 0.2)
+    def flipped(found):
+        return np.array(sorted((640 - b[2], b[1], 640 - b[0], b[3], b[4]) for b in found))
+
+    assert len(boxes) >= 3
+    assert np.array(sorted(mirrored)) == pytest.approx(flipped(boxes), abs=0.01)
+    once, plain_mirrored = (plain.detect(im, 0.2) for im in (image, image[:, ::-1].copy()))
+    assert len(plain_mirrored) != len(once) or not np.allclose(
+        np.array(sorted(plain_mirrored)), flipped(once), atol=0.1)
+    # the dice found plainly at the kept threshold are found with the mirror too
+    centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in plain.detect(image, 0.7)]
+    assert centres and all(min(abs(cx - (f[0] + f[2]) / 2) + abs(cy - (f[1] + f[3]) / 2)
+                               for f in boxes) < 8 for cx, cy in centres)
+
+
+@needs_model
+@pytest.mark.parametrize("flip", [True, None])
+def test_tuning_a_folder_keeps_whether_its_detector_reads_the_mirror(tmp_path, monkeypatch,
+                                                                      flip):
+    import cv2
+
+    from companion.vision import learned
+    from companion.vision.evaluate import LabelledDie, ManifestImage
+
+    d = _model_copy(tmp_path, det_flip=flip)
+    image, dice = render_dice_scene(7_000_004)
+    cv2.imwrite(str(tmp_path / "v.png"), image)
+    val = [ManifestImage("v.png", tmp_path / "v.png", tuple(
+        LabelledDie(str(die.face), tuple(float(v) for v in die.box)) for die in dice))]
+    monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: val)
+    got = learned.tune_thresholds(d, log=lambda line: None, val_sets=("v",), sizes=(416,),
+                                  views=(1,), upright_weights=(0.0,))
+    assert got["det_flip"] is bool(flip)
+
+
+@needs_model
 def test_an_older_reader_json_keeps_boxes_by_the_detector_threshold_alone(tmp_path):
     # reader.json written before the faint-box rule: no det_low_threshold key
     r = LearnedReader(_model_copy(tmp_path, det_threshold=0.5, det_low_threshold=None,
@@ -728,6 +776,7 @@ def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path)
     ('{"upright_weight": "half"}', "'upright_weight' must be a number"),
     ('{"views": true}', "'views' must be a number"),
     ('{"keep_nested": "no"}', "'keep_nested' must be true or false"),
+    ('{"det_flip": 1}', "'det_flip' must be true or false, not 1"),
     ('{"fewshot": {"ten": [0.9, 0.2]}}', "key 'fewshot'"),
     ('{"fewshot": {"10": [0.9]}}', "key 'fewshot'"),
     ('{"fewshot": {"10": [0.9, 0.2, "upright", 0.5, 1]}}', "key 'fewshot'"),
