@@ -112,6 +112,13 @@ def cross_validate(reads: dict[str, list], folds: dict[str, list[int]], n_folds:
     return rules, held
 
 
+def how_read(reader) -> str:
+    """How a model's detector reads a photo: its input side, test-time views and (issue
+    9l) whether it also reads the mirror."""
+    return (f"input {reader.det_size} px, views {reader.views}"
+            + (", the mirror too" if reader.det_flip else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="model folder (default: the committed one)")
@@ -185,11 +192,10 @@ def main(argv: list[str] | None = None) -> int:
                                                       args.small_side, small_det, small_cls)
         readers[small] = reader
     judged = names + ([small] if small else [])  # the columns besides the procedures
-    print(f"model {args.model or MODEL_DIR}: input {reader.det_size} px, views "
-          f"{reader.views}; {args.folds} folds over "
+    print(f"model {args.model or MODEL_DIR}: {how_read(reader)}; {args.folds} folds over "
           f"{len({g for n in READ for g in groups[n]})} source photos")
     for n, d in zip(names, args.against, strict=True):
-        print(f"against {n} ({d}): input {readers[n].det_size} px, views {readers[n].views}")
+        print(f"against {n} ({d}): {how_read(readers[n])}")
     column = args.column_procedure
     if column != "A" and judged:
         print(f"the columns besides the procedures are tuned by procedure {column}")

@@ -146,6 +146,15 @@ def test_an_unreadable_photo_is_one_line_and_the_rest_are_judged(crossval, tmp_p
     assert len(rows) == len(crossval.POOLS) * len(crossval.SHOWN)
 
 
+def test_the_header_says_how_each_detector_reads(crossval):
+    from types import SimpleNamespace
+
+    plain = SimpleNamespace(det_size=416, views=1, det_flip=False)
+    assert crossval.how_read(plain) == "input 416 px, views 1"
+    assert crossval.how_read(SimpleNamespace(det_size=512, views=4, det_flip=True)) == (
+        "input 512 px, views 4, the mirror too")
+
+
 def test_a_candidate_is_tuned_fold_by_fold_and_paired_against_the_model(crossval, tmp_path,
                                                                        monkeypatch, capsys):
     """A candidate folder holding the committed networks chooses the same rule in every
