@@ -13,7 +13,8 @@ whose centre lies inside a kept box the detector scored higher is dropped (a die
 or a pip seen as a second die); a die whose face the classifier is less sure of than
 ``face_threshold`` is "unknown"; a box the classifier calls "not a die" is dropped.
 Thresholds and the detector's input size come from ``reader.json``, chosen on the
-validation splits by ``tune_thresholds`` when the model was trained.
+validation splits by ``tune_thresholds`` when the model was trained; so does whether the
+detector also reads the frame's mirror (``det_flip``, issue 9l; false unless it says).
 
 The classifiers' embeddings also read symbol dice with few shots (``classify`` with
 ``embedding`` "turned", "upright" or "members"): see ``companion.vision.fewshot``.
