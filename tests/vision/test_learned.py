@@ -610,6 +610,17 @@ def test_the_opencv_fallback_reads_as_onnx_runtime_does():
 
 
 @needs_model
+def test_the_opencv_fallback_reads_the_mirror_as_onnx_runtime_does(tmp_path):
+    d = _model_copy(tmp_path, det_flip=True)
+    ort_reader, cv_reader = LearnedReader(d), LearnedReader(d, backend="opencv")
+    assert cv_reader.backend == "opencv" and cv_reader.det_flip
+    image = render_dice_scene(7_000_003, size=640)[0]
+    got, want = cv_reader.detect(image, 0.2), ort_reader.detect(image, 0.2)
+    assert len(got) == len(want) >= 3
+    assert np.array(sorted(got)) == pytest.approx(np.array(sorted(want)), abs=0.05)
+
+
+@needs_model
 def test_the_upright_classifier_is_mixed_in_on_the_plain_crop(tmp_path):
     # classifier_upright.onnx keeps the photo's up (an oblique view's top face is the one
     # above its sides): it reads each crop as it is, never turned, and its probabilities
