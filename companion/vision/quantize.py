@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.vision.learned import ModelUnreadable, read_reader_json
+from companion.vision.learned import RANGES, ModelUnreadable, read_reader_json
 from companion.vision.learned_model import letterbox
 
 SIDES = (416, 512, 640)  # calibration photos are seen at these input sides
@@ -122,8 +122,9 @@ def check_folders(model_dir: Path, out: Path, size: int | None = None) -> dict:
         raise QuantizeError(str(exc)) from None
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise QuantizeError(f"{out}: exists and is not an empty folder; name a new one")
-    if size is not None and not 32 <= size <= 4096:
-        raise QuantizeError(f"--size must be 32..4096 px, not {size}")
+    low, high, _ = RANGES["det_size"]  # the reader's own bounds: it refuses any other
+    if size is not None and not low <= size <= high:
+        raise QuantizeError(f"--size must be {low}..{high} px, not {size}")
     return meta
 
 

@@ -104,7 +104,8 @@ def test_quantizing_leaves_no_scratch_files_behind(scenes, tmp_path, monkeypatch
 @pytest.mark.parametrize("case, says", [
     ("no detector", "no detector.onnx to quantize"),
     ("out not empty", "exists and is not an empty folder"),
-    ("size", "--size must be 32..4096 px, not 5"),
+    ("size", "--size must be 32..2048 px, not 5"),
+    ("size above", "--size must be 32..2048 px, not 3000"),
     ("no photos", "no calibration photos"),
     ("garbled reader.json", "reader.json: cannot read"),
     ("garbled detector", "detector.onnx: cannot quantize the network"),
@@ -128,8 +129,8 @@ def test_what_cannot_be_quantized_is_one_line_and_writes_nothing(scenes, tmp_pat
     elif case == "out not empty":
         out.mkdir()
         (out / "keep.txt").write_text("mine")
-    elif case == "size":
-        size = 5
+    elif case.startswith("size"):
+        size = 3000 if case == "size above" else 5
     else:
         images = []
     with pytest.raises(quantize.QuantizeError) as err:
@@ -150,7 +151,7 @@ def tool():
 
 @pytest.mark.parametrize("args, says", [
     (["--photos", "0"], "--photos must be at least 1, not 0"),
-    (["--size", "5"], "--size must be 32..4096 px, not 5"),
+    (["--size", "5"], "--size must be 32..2048 px, not 5"),
 ])
 def test_the_tool_names_a_bad_option_in_one_line(tool, tmp_path, capsys, monkeypatch, scenes,
                                                   args, says):
