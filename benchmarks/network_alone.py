@@ -22,13 +22,12 @@ import sys
 from pathlib import Path
 
 import cv2
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.vision import dice_photos  # noqa: E402
 from companion.vision.frames import FrameUnreadable, load_image  # noqa: E402
-from companion.vision.learned import FACES  # noqa: E402
+from companion.vision.learned import FACES, _softmax  # noqa: E402
 from companion.vision.learned_model import NOT_A_DIE, box_crops, crops_blob  # noqa: E402
 from companion.vision.types import box_side  # noqa: E402
 
@@ -53,8 +52,7 @@ def tally(net, cut: tuple[bool, int, float], items, under: float | None = None
             continue
         crops = box_crops(img, [d.box for d in dice_here], side, span, area)
         logits, _ = net.run(None, {"crops": crops_blob(crops)})
-        e = np.exp(logits - logits.max(axis=1, keepdims=True))
-        probs = e / e.sum(axis=1, keepdims=True)
+        probs = _softmax(logits)
         for d, p in zip(dice_here, probs, strict=True):
             k = int(p.argmax())
             dice += 1
