@@ -50,9 +50,10 @@ import hashlib
 import json
 import re
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
-from companion.vision.evaluate import ManifestImage, load_manifest
+from companion.vision.evaluate import ManifestError, ManifestImage, load_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_ROOT = REPO.parent / "shared" / "datasets" / "dice-photos"
@@ -154,10 +155,60 @@ def _table_train(root: Path, part: str) -> list[ManifestImage]:
     return [m for m in items if (_bucket(source_of(m.key)) < tenths) == want_val]
 
 
+FIXES = REPO / "companion" / "data" / "dice_photo_fixes.csv"
+FIXES_HEADER = ["image", "x0", "y0", "x1", "y1", "label", "face", "note"]
+
+
+def label_fixes(path: str | Path = FIXES) -> dict[tuple[str, tuple[int, ...]], tuple[str, str]]:
+    """The label audit's corrections (``benchmarks/label_audit.py``, issue 8 session 9o):
+    (photo below the photo root, rounded box) -> (label as shipped, face the raters read).
+    A malformed file raises ManifestError in one line naming the line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ManifestError(f"label fixes {path}: {exc}") from None
+    rows = list(csv.reader(text.splitlines()))
+    if not rows or rows[0] != FIXES_HEADER:
+        raise ManifestError(f"{path}:1: header is not {','.join(FIXES_HEADER)}")
+    fixes: dict[tuple[str, tuple[int, ...]], tuple[str, str]] = {}
+    for lineno, row in enumerate(rows[1:], start=2):
+        try:
+            image, box, label, face = row[0], tuple(int(v) for v in row[1:5]), row[5], row[6]
+        except (ValueError, IndexError):
+            raise ManifestError(f"{path}:{lineno}: expected {','.join(FIXES_HEADER)}") from None
+        if label not in "123456" or face not in "123456" or len(label) != 1 or len(face) != 1:
+            raise ManifestError(f"{path}:{lineno}: label {label!r} and face {face!r} "
+                                "must each be 1..6")
+        fixes[(image, box)] = (label, face)
+    return fixes
+
+
+def apply_fixes(items: list[ManifestImage], root: Path,
+                fixes: dict[tuple[str, tuple[int, ...]], tuple[str, str]]
+                ) -> list[ManifestImage]:
+    """``items`` with each die the fixes name given the audited face (matched by photo
+    and rounded box; a die whose shipped label is not the one the fix was made against
+    is left as it is)."""
+    base = root.resolve()
+    out = []
+    for m in items:
+        key = m.path.resolve().relative_to(base).as_posix()
+        dice = []
+        for d in m.dice:
+            fix = fixes.get((key, tuple(round(v) for v in d.box)))
+            dice.append(replace(d, face=fix[1]) if fix and fix[0] == d.face else d)
+        out.append(replace(m, dice=tuple(dice)))
+    return out
+
+
 def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     """A named split, as manifest images (paths resolved under the photo root); a name
-    ending in ``-half`` is that split's half-size set (``half_size``)."""
+    ending in ``-half`` is that split's half-size set (``half_size``), one ending in
+    ``-audited`` the split with the label audit's corrections (``label_fixes``)."""
     r = photo_root(root)
+    if name.endswith("-audited"):
+        return apply_fixes(load_set(name.removesuffix("-audited"), r), r, label_fixes())
     if name.endswith("-half"):  # its dice half as large (half_size; images built once)
         from companion.vision import half_size
 

@@ -10,6 +10,7 @@ the interval (percentile bootstrap). Deterministic for a seed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -120,3 +121,27 @@ def bootstrap_difference(first: Sequence[ImageScore], second: Sequence[ImageScor
     a = _figures(drawn @ _group_counts(first, groups, names))
     b = _figures(drawn @ _group_counts(second, groups, names))
     return _percentiles({f: b[f] - a[f] for f in FIGURES}, level)
+
+
+def exact_share(hits: int, n: int, level: float = 0.95) -> Interval:
+    """The Clopper-Pearson interval for ``hits`` of ``n`` independent items (a share that
+    may be nought: 0 of 45 still allows up to 7.9% at 95%)."""
+    if not 0 <= hits <= n:
+        raise ValueError(f"hits must be 0..n, not {hits} of {n}")
+    if n == 0:
+        return Interval(0.0, 1.0)
+    tail = (1 - level) / 2
+
+    def at_most(k: int, p: float) -> float:  # P(X <= k) for X ~ Binomial(n, p)
+        return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+
+    def solve(f, want: float) -> float:  # f falls from 1 to 0 as p goes 0 -> 1
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if f(mid) > want else (lo, mid)
+        return (lo + hi) / 2
+
+    low = 0.0 if hits == 0 else solve(lambda p: at_most(hits - 1, p), 1 - tail)
+    high = 1.0 if hits == n else solve(lambda p: at_most(hits, p), tail)
+    return Interval(low, high)

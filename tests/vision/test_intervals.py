@@ -11,6 +11,7 @@ from companion.vision.intervals import (
     FIGURES,
     bootstrap_difference,
     bootstrap_intervals,
+    exact_share,
     point_figures,
 )
 
@@ -122,3 +123,15 @@ def test_a_paired_difference_is_surer_than_the_two_intervals_apart() -> None:
 def test_paired_scores_must_cover_the_same_photos() -> None:
     with pytest.raises(ValueError, match="1 image scores but 2 group"):
         bootstrap_difference([_score(1, 1), _score(1, 1)], [_score(1, 1)], ["a", "b"])
+
+
+def test_the_exact_interval_allows_more_than_nought_when_none_is_found() -> None:
+    none = exact_share(0, 45)
+    assert none.low == 0.0 and none.high == pytest.approx(1 - 0.025 ** (1 / 45), abs=1e-9)
+    every = exact_share(5, 5)
+    assert every.high == 1.0 and every.low == pytest.approx(0.025 ** (1 / 5), abs=1e-9)
+    one = exact_share(1, 10)
+    assert one.low < 0.1 < one.high
+    assert (exact_share(0, 0).low, exact_share(0, 0).high) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        exact_share(3, 2)

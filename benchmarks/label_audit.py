@@ -1,0 +1,321 @@
+"""Are the photo sets' labels right? A blind label audit (issue 8, session 9o).
+
+    .venv/bin/python benchmarks/label_audit.py sheets --out DIR       # tiles to rate
+    .venv/bin/python benchmarks/label_audit.py score DIR/key.csv A.csv B.csv [--fixes F]
+
+``sheets`` picks two kinds of labelled dice and draws each as a numbered tile (the die
+in its surroundings and close up, its box marked by corners), shuffled together, with
+neither its label nor any reading on it, on sheets of 18 (``DIR/sheet-NN.png``):
+
+- candidates: every die the committed learned reader reads confidently wrong (a face,
+  not the label, on a kept box: the evaluation's "confidently wrong") on the held-aside
+  and validation sets;
+- a control sample: dice drawn at random (``--seed``) from each held-aside set, whatever
+  the reader says of them, so the share of wrong labels can be estimated without leaning
+  on the reader.
+
+``DIR/key.csv`` says what each tile is (set, photo, box, label, reading); a rater who
+has not seen it answers one line per tile in a CSV ``tile,face`` (face 1-6, ``?`` when it
+cannot be told, ``n`` when the marked thing is not one die's top face).
+``score`` compares two raters' answers with the labels: on the control sample, how often
+both raters contradict the label (with a 95% interval over source photos); on the
+candidates, how many are the label's error and how many the reader's. ``--fixes FILE``
+writes the corrections the rule allows: a label changes to F only when both raters answer
+the same definite F that is not the label; any disagreement or ``?`` keeps it.
+The corrections live in ``companion/data/dice_photo_fixes.csv``; a set named with
+``-audited`` (``dice_photos.load_set("trays-test-audited")``) is the set with them applied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from companion.vision import dice_photos  # noqa: E402
+from companion.vision.evaluate import ManifestImage, match  # noqa: E402
+from companion.vision.types import UNKNOWN  # noqa: E402
+
+HELD = ("table-test", "webcam-two", "trays-test")
+VALIDATION = ("table-val", "trays-val", "webcam-val")
+SAMPLE = {"table-test": 50, "trays-test": 50, "webcam-two": 20}
+KEY_HEADER = ["tile", "kind", "set", "image", "x0", "y0", "x1", "y1", "label", "read",
+              "confidence", "source"]
+PER_SHEET, COLUMNS, PANEL = 18, 3, 160
+ANSWERS = frozenset("123456?n")
+
+
+def tile(image: np.ndarray, box, number: int, side_px: int = PANEL) -> np.ndarray:
+    """The die twice, 2.6 and 1.25 box sides wide, each ``side_px`` px, corners marking the
+    box on the wider view, the tile's number above: nothing of its label or reading."""
+    x0, y0, x1, y1 = box
+    cx, cy, side = (x0 + x1) / 2, (y0 + y1) / 2, max(x1 - x0, y1 - y0, 4)
+    panels = []
+    for span, mark in ((2.6, True), (1.25, False)):
+        half = side * span / 2
+        a, b = int(round(cx - half)), int(round(cy - half))
+        n = max(1, int(round(2 * half)))
+        pad = n + 2
+        big = cv2.copyMakeBorder(image, pad, pad, pad, pad, cv2.BORDER_CONSTANT,
+                                 value=(128, 128, 128))
+        crop = big[b + pad:b + pad + n, a + pad:a + pad + n]
+        panel = cv2.resize(crop, (side_px, side_px), interpolation=cv2.INTER_CUBIC)
+        if mark:
+            s = side_px / n
+            p0 = (int((x0 - a) * s), int((y0 - b) * s))
+            p1 = (int((x1 - a) * s), int((y1 - b) * s))
+            arm = max(4, (p1[0] - p0[0]) // 4)
+            for (x, y), (dx, dy) in ((p0, (1, 1)), ((p1[0], p0[1]), (-1, 1)),
+                                     ((p0[0], p1[1]), (1, -1)), (p1, (-1, -1))):
+                cv2.line(panel, (x, y), (x + dx * arm, y), (255, 0, 255), 2)
+                cv2.line(panel, (x, y), (x, y + dy * arm), (255, 0, 255), 2)
+        panels.append(panel)
+    body = np.hstack([panels[0], np.full((side_px, 4, 3), 255, np.uint8), panels[1]])
+    band = np.full((22, body.shape[1], 3), 255, np.uint8)
+    cv2.putText(band, f"#{number}", (4, 17), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 2)
+    return np.vstack([band, body])
+
+
+def sheet(tiles: list[np.ndarray], columns: int = COLUMNS) -> np.ndarray:
+    blank = np.full_like(tiles[0], 255)
+    tiles = tiles + [blank] * (-len(tiles) % columns)
+    gap = lambda t: cv2.copyMakeBorder(t, 6, 6, 6, 6, cv2.BORDER_CONSTANT,  # noqa: E731
+                                       value=(255, 255, 255))
+    rows = [np.hstack([gap(t) for t in tiles[i:i + columns]])
+            for i in range(0, len(tiles), columns)]
+    return np.vstack(rows)
+
+
+def confidently_wrong(items: list[ManifestImage], predictions) -> list[tuple]:
+    """(photo, labelled die's index, reading) for each die a reading names another face."""
+    by_photo: dict[str, list] = {}
+    for key, pred in predictions:
+        by_photo.setdefault(key, []).append(pred)
+    out = []
+    for item in items:
+        preds = by_photo.get(item.key, [])
+        for pi, li in match(preds, item.dice):
+            if preds[pi].face not in (item.dice[li].face, UNKNOWN):
+                out.append((item, li, preds[pi]))
+    return out
+
+
+def relative(path: Path) -> str:
+    """A photo's path below the photo root: the key the corrections file uses."""
+    return Path(path).resolve().relative_to(dice_photos.photo_root().resolve()).as_posix()
+
+
+def make_sheets(out: Path, seed: int, model: str | None, retry: list[Path] | None = None,
+                panel: int = PANEL) -> int:
+    from companion.vision.frames import load_image
+
+    rng = random.Random(seed)
+    rows = pick(rng, model) if retry is None else unclear(*retry)
+    order = list(rows.values())
+    rng.shuffle(order)
+    out.mkdir(parents=True, exist_ok=True)
+    tiles = []
+    with (out / "key.csv").open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(KEY_HEADER)
+        for n, r in enumerate(order, start=1):
+            img = load_image(dice_photos.photo_root() / r["image"])
+            tiles.append(tile(img, r["box"], n, panel))
+            w.writerow([n, r["kind"], r["set"], r["image"], *(round(v) for v in r["box"]),
+                        r["label"], r["read"], r["confidence"], r["source"]])
+    # larger views: two a row, four rows, so a sheet still fits a screen
+    columns, per = (COLUMNS, PER_SHEET) if panel <= PANEL else (2, 8)
+    for i in range(0, len(tiles), per):
+        cv2.imwrite(str(out / f"sheet-{i // per + 1:02d}.png"),
+                    sheet(tiles[i:i + per], columns))
+    print(f"{len(tiles)} tiles on {-(-len(tiles) // per)} sheets in {out}")
+    return 0
+
+
+def unclear(key: Path, first: Path, second: Path) -> dict[tuple, dict]:
+    """The tiles of an earlier round the raters left unclear, to be drawn again larger."""
+    rows = read_key(key)
+    a, b = read_answers(first, len(rows)), read_answers(second, len(rows))
+    out = {}
+    for r in rows:
+        n = int(r["tile"])
+        if verdict(r["label"], a.get(n, "?"), b.get(n, "?")) == "unclear":
+            box = tuple(float(r[k]) for k in ("x0", "y0", "x1", "y1"))
+            out[(r["image"], box)] = {**r, "box": box}
+    return out
+
+
+def read_key(key: Path) -> list[dict]:
+    with key.open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def pick(rng: random.Random, model: str | None) -> dict[tuple, dict]:
+    """The candidates and the control sample (the module's docstring)."""
+    from companion.commands.eval import evaluate_manifest
+    from companion.vision.learned import LearnedReader
+
+    cv2.setNumThreads(1)
+    reader = LearnedReader(model, threads=1)
+    rows: dict[tuple, dict] = {}  # (photo, box) -> row: a die in two sets is rated once
+    for name in HELD + VALIDATION:
+        items = dice_photos.load_set(name)
+        sources = dict(zip((m.key for m in items), dice_photos.sources_of(name, items),
+                           strict=True))
+        res = evaluate_manifest(items, reader=reader)
+        wrong = confidently_wrong(items, res.predictions)
+        for item, li, pred in wrong:
+            die = item.dice[li]
+            rows.setdefault((relative(item.path), die.box), dict(
+                kind="candidate", set=name, image=relative(item.path), box=die.box,
+                label=die.face, read=pred.face, confidence=f"{pred.confidence:.2f}",
+                source=sources[item.key]))
+        if name in SAMPLE:
+            everyone = [(item, li) for item in items for li in range(len(item.dice))]
+            taken = 0
+            for item, li in rng.sample(everyone, len(everyone)):
+                die = item.dice[li]
+                k = (relative(item.path), die.box)
+                if k in rows:
+                    continue
+                rows[k] = dict(kind="sample", set=name, image=relative(item.path),
+                               box=die.box, label=die.face, read="", confidence="",
+                               source=sources[item.key])
+                taken += 1
+                if taken == SAMPLE[name]:
+                    break
+        print(f"{name}: {len(wrong)} confidently wrong", flush=True)
+    return rows
+
+
+def read_answers(path: Path, tiles: int) -> dict[int, str]:
+    """A rater's ``tile,face`` CSV; a bad line is refused in one line naming it."""
+    answers: dict[int, str] = {}
+    with path.open(encoding="utf-8") as fh:
+        for lineno, row in enumerate(csv.reader(fh), start=1):
+            if not row or row[0].strip().lower() == "tile":
+                continue
+            try:
+                n, face = int(row[0]), row[1].strip().lower()
+            except (ValueError, IndexError):
+                raise SystemExit(f"{path}:{lineno}: expected tile,face, got {row}") from None
+            if face not in ANSWERS or not 1 <= n <= tiles:
+                raise SystemExit(f"{path}:{lineno}: tile {row[0]} face {row[1]!r}: "
+                                 f"a tile 1-{tiles} and 1-6, ? or n")
+            answers[n] = face
+    return answers
+
+
+def verdict(label: str, a: str, b: str) -> str:
+    """"fix" (both say the same definite face, not the label), "agree" (both say the
+    label), "not a die" (both n), else "unclear"."""
+    if a == b and a in "123456":
+        return "agree" if a == label else "fix"
+    return "not a die" if a == b == "n" else "unclear"
+
+
+def score(key: Path, first: Path, second: Path, fixes: Path | None) -> int:
+    from companion.vision.intervals import exact_share
+
+    rows = read_key(key)
+    a, b = read_answers(first, len(rows)), read_answers(second, len(rows))
+    missing = [r["tile"] for r in rows if int(r["tile"]) not in a or int(r["tile"]) not in b]
+    if missing:
+        print(f"label_audit: no answer for tiles {', '.join(missing[:10])}", file=sys.stderr)
+        return 2
+    both = sum(a[n] == b[n] for n in a)
+    print(f"raters agree on {both} of {len(rows)} tiles ({both / len(rows):.1%})")
+    for r in rows:
+        n = int(r["tile"])
+        r["verdict"] = verdict(r["label"], a[n], b[n])
+        r["face"] = a[n] if r["verdict"] == "fix" else ""
+    print("\ncontrol sample (random dice): labels both raters contradict, among the dice "
+          "both read (95% exact interval, dice taken as independent)")
+    print("| set | dice | agree | label wrong | unclear | not a die | label wrong, 95% |")
+    print("|---|---|---|---|---|---|---|")
+    for name in (*SAMPLE, "all"):
+        part = [r for r in rows if r["kind"] == "sample" and name in (r["set"], "all")]
+        c = Counter(r["verdict"] for r in part)
+        ci = exact_share(c["fix"], c["fix"] + c["agree"])
+        print(f"| {name} | {len(part)} | {c['agree']} | {c['fix']} | {c['unclear']} | "
+              f"{c['not a die']} | {ci} |")
+    print("\ncandidates (read confidently wrong by the committed reader)")
+    print("| set | dice | label wrong (raters read the reader's face) | label wrong, "
+          "another face | reader wrong (raters read the label) | unclear | not a die |")
+    print("|---|---|---|---|---|---|---|")
+    for name in HELD + VALIDATION:
+        part = [r for r in rows if r["kind"] == "candidate" and r["set"] == name]
+        if not part:
+            continue
+        c = Counter(r["verdict"] for r in part)
+        readers = sum(r["verdict"] == "fix" and r["face"] == r["read"] for r in part)
+        print(f"| {name} | {len(part)} | {readers} | {c['fix'] - readers} | {c['agree']} | "
+              f"{c['unclear']} | {c['not a die']} |")
+    if fixes is not None:
+        write_fixes(fixes, [r for r in rows if r["verdict"] == "fix"], key.parent.name)
+    return 0
+
+
+def write_fixes(path: Path, rows: list[dict], round_name: str) -> None:
+    """Add ``rows``' corrections to the fixes file (a round's, beside earlier rounds';
+    a die fixed before keeps its first row)."""
+    kept: dict[tuple, list[str]] = {}
+    if path.is_file():
+        with path.open(encoding="utf-8") as fh:
+            for row in list(csv.reader(fh))[1:]:
+                kept[(row[0], *row[1:5])] = row
+    added = 0
+    for r in rows:
+        k = (r["image"], r["x0"], r["y0"], r["x1"], r["y1"])
+        if k not in kept:
+            kept[k] = [*k, r["label"], r["face"], f"{round_name} {r['kind']} tile {r['tile']}"]
+            added += 1
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(dice_photos.FIXES_HEADER)
+        w.writerows(sorted(kept.values(), key=lambda row: (row[0], int(row[1]), int(row[2]))))
+    print(f"\n{added} corrections added to {path} ({len(kept)} in all)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sheets", help="draw the tiles to rate and their key")
+    s.add_argument("--out", required=True, type=Path)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--model", default=None, help="learned model folder (the committed one)")
+    s.add_argument("--retry", nargs=3, type=Path, metavar=("KEY", "FIRST", "SECOND"),
+                   help="draw again, larger, the tiles an earlier round's raters left unclear")
+    s.add_argument("--panel", type=int, default=PANEL, help="each view's side in px")
+    c = sub.add_parser("score", help="two raters' answers against the labels")
+    c.add_argument("key", type=Path)
+    c.add_argument("first", type=Path)
+    c.add_argument("second", type=Path)
+    c.add_argument("--fixes", type=Path, default=None,
+                   help="write the corrections the rule allows to this CSV")
+    args = ap.parse_args(argv)
+    if not dice_photos.available():
+        print(f"photo sets not found under {dice_photos.photo_root()}", file=sys.stderr)
+        return 1
+    if args.cmd == "sheets":
+        if not 64 <= args.panel <= 512:
+            print(f"label_audit: --panel {args.panel}: 64-512 px", file=sys.stderr)
+            return 2
+        return make_sheets(args.out, args.seed, args.model, args.retry, args.panel)
+    for p in (args.key, args.first, args.second):
+        if not p.is_file():
+            print(f"label_audit: {p}: no such file", file=sys.stderr)
+            return 2
+    return score(args.key, args.first, args.second, args.fixes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
