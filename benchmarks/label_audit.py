@@ -96,16 +96,8 @@ def sheet(tiles: list[np.ndarray], columns: int = COLUMNS) -> np.ndarray:
 
 def confidently_wrong(items: list[ManifestImage], predictions) -> list[tuple]:
     """(photo, labelled die's index, reading) for each die a reading names another face."""
-    by_photo: dict[str, list] = {}
-    for key, pred in predictions:
-        by_photo.setdefault(key, []).append(pred)
-    out = []
-    for item in items:
-        preds = by_photo.get(item.key, [])
-        for pi, li in match(preds, item.dice):
-            if preds[pi].face not in (item.dice[li].face, UNKNOWN):
-                out.append((item, li, preds[pi]))
-    return out
+    return [(item, li, pred) for item, li, pred in reads(items, predictions)
+            if pred is not None and pred.face not in (item.dice[li].face, UNKNOWN)]
 
 
 def relative(path: Path) -> str:
@@ -114,11 +106,16 @@ def relative(path: Path) -> str:
 
 
 def make_sheets(out: Path, seed: int, model: str | None, retry: list[Path] | None = None,
-                panel: int = PANEL) -> int:
+                panel: int = PANEL, sample: dict[str, int] | None = None,
+                candidates: bool = True, exclude: list[Path] | None = None,
+                confirm: Path | None = None) -> int:
     from companion.vision.frames import load_image
 
     rng = random.Random(seed)
-    rows = pick(rng, model) if retry is None else unclear(*retry)
+    rows = (unclear(*retry) if retry is not None
+            else pick(rng, model, sample, candidates, rated_dice(exclude or [])))
+    if confirm is not None:
+        rows.update(to_confirm(confirm))
     order = list(rows.values())
     rng.shuffle(order)
     out.mkdir(parents=True, exist_ok=True)
@@ -140,6 +137,23 @@ def make_sheets(out: Path, seed: int, model: str | None, retry: list[Path] | Non
     return 0
 
 
+def to_confirm(fixes: Path) -> dict[tuple, dict]:
+    """The dice a fixes file corrects, as tiles of kind "confirm": each correction is shown
+    to fresh raters among other dice and stands only if they read the same face."""
+    wanted = dice_photos.label_fixes(fixes)
+    out: dict[tuple, dict] = {}
+    for name in HELD + VALIDATION:
+        items = dice_photos.load_set(name)
+        for item, source in zip(items, dice_photos.sources_of(name, items), strict=True):
+            for die in item.dice:
+                k = (relative(item.path), tuple(round(v) for v in die.box))
+                if k in wanted and wanted[k][0] == die.face:
+                    out.setdefault((k[0], die.box), dict(
+                        kind="confirm", set=name, image=k[0], box=die.box, label=die.face,
+                        read="", confidence="", source=source))
+    return out
+
+
 def unclear(key: Path, first: Path, second: Path) -> dict[tuple, dict]:
     """The tiles of an earlier round the raters left unclear, to be drawn again larger."""
     rows = read_key(key)
@@ -158,42 +172,53 @@ def read_key(key: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-def pick(rng: random.Random, model: str | None) -> dict[tuple, dict]:
-    """The candidates and the control sample (the module's docstring)."""
+def pick(rng: random.Random, model: str | None, sample: dict[str, int] | None = None,
+         candidates: bool = True, exclude: frozenset = frozenset()) -> dict[tuple, dict]:
+    """The candidates and the control sample (the module's docstring); ``exclude``: dice
+    (photo, rounded box) an earlier round rated, never drawn again."""
     from companion.commands.eval import evaluate_manifest
     from companion.vision.learned import LearnedReader
 
+    sample = SAMPLE if sample is None else sample
     cv2.setNumThreads(1)
-    reader = LearnedReader(model, threads=1)
+    reader = LearnedReader(model, threads=1) if candidates else None
     rows: dict[tuple, dict] = {}  # (photo, box) -> row: a die in two sets is rated once
     for name in HELD + VALIDATION:
+        if name not in sample and not candidates:
+            continue
         items = dice_photos.load_set(name)
         sources = dict(zip((m.key for m in items), dice_photos.sources_of(name, items),
                            strict=True))
-        res = evaluate_manifest(items, reader=reader)
-        wrong = confidently_wrong(items, res.predictions)
-        for item, li, pred in wrong:
-            die = item.dice[li]
-            rows.setdefault((relative(item.path), die.box), dict(
-                kind="candidate", set=name, image=relative(item.path), box=die.box,
-                label=die.face, read=pred.face, confidence=f"{pred.confidence:.2f}",
-                source=sources[item.key]))
-        if name in SAMPLE:
-            everyone = [(item, li) for item in items for li in range(len(item.dice))]
-            taken = 0
-            for item, li in rng.sample(everyone, len(everyone)):
+        if candidates:
+            res = evaluate_manifest(items, reader=reader)
+            wrong = confidently_wrong(items, res.predictions)
+            for item, li, pred in wrong:
                 die = item.dice[li]
-                k = (relative(item.path), die.box)
-                if k in rows:
-                    continue
-                rows[k] = dict(kind="sample", set=name, image=relative(item.path),
-                               box=die.box, label=die.face, read="", confidence="",
-                               source=sources[item.key])
-                taken += 1
-                if taken == SAMPLE[name]:
-                    break
-        print(f"{name}: {len(wrong)} confidently wrong", flush=True)
+                rows.setdefault((relative(item.path), die.box), dict(
+                    kind="candidate", set=name, image=relative(item.path), box=die.box,
+                    label=die.face, read=pred.face, confidence=f"{pred.confidence:.2f}",
+                    source=sources[item.key]))
+            print(f"{name}: {len(wrong)} confidently wrong", flush=True)
+        everyone = [(item, li) for item in items for li in range(len(item.dice))]
+        taken = 0
+        for item, li in rng.sample(everyone, len(everyone)):
+            if taken == sample.get(name, 0):
+                break
+            die = item.dice[li]
+            k = (relative(item.path), die.box)
+            if k in rows or (k[0], tuple(round(v) for v in die.box)) in exclude:
+                continue
+            rows[k] = dict(kind="sample", set=name, image=relative(item.path),
+                           box=die.box, label=die.face, read="", confidence="",
+                           source=sources[item.key])
+            taken += 1
     return rows
+
+
+def rated_dice(keys: list[Path]) -> frozenset:
+    """(photo, rounded box) of every die in these rounds' keys."""
+    return frozenset((r["image"], tuple(int(r[k]) for k in ("x0", "y0", "x1", "y1")))
+                     for key in keys for r in read_key(key))
 
 
 def read_answers(path: Path, tiles: int) -> dict[int, str]:
@@ -222,21 +247,49 @@ def verdict(label: str, a: str, b: str) -> str:
     return "not a die" if a == b == "n" else "unclear"
 
 
-def score(key: Path, first: Path, second: Path, fixes: Path | None) -> int:
-    from companion.vision.intervals import exact_share
-
+def rated(key: Path, first: Path, second: Path) -> list[dict]:
+    """A round's key rows, each with its ``verdict`` and (for "fix") the raters' ``face``."""
     rows = read_key(key)
     a, b = read_answers(first, len(rows)), read_answers(second, len(rows))
     missing = [r["tile"] for r in rows if int(r["tile"]) not in a or int(r["tile"]) not in b]
     if missing:
-        print(f"label_audit: no answer for tiles {', '.join(missing[:10])}", file=sys.stderr)
-        return 2
+        raise SystemExit(f"label_audit: {first} or {second}: no answer for tiles "
+                         f"{', '.join(missing[:10])}")
     both = sum(a[n] == b[n] for n in a)
-    print(f"raters agree on {both} of {len(rows)} tiles ({both / len(rows):.1%})")
+    print(f"{key.parent.name}: raters agree on {both} of {len(rows)} tiles "
+          f"({both / len(rows):.1%})")
     for r in rows:
         n = int(r["tile"])
         r["verdict"] = verdict(r["label"], a[n], b[n])
         r["face"] = a[n] if r["verdict"] == "fix" else ""
+        r["round"] = key.parent.name
+    return rows
+
+
+def score(key: Path, first: Path, second: Path, fixes: Path | None,
+          later: list[list[Path]] | None = None, reader: bool = False,
+          picture: Path | None = None) -> int:
+    """Print the audit's tables; a later round's verdict on a die replaces an earlier
+    round's "unclear" (``--then``)."""
+    from companion.vision.intervals import exact_share
+
+    rows = rated(key, first, second)
+    by_die = {(r["image"], r["x0"], r["y0"], r["x1"], r["y1"]): r for r in rows}
+    for round_files in later or []:
+        for r in rated(*round_files):
+            k = (r["image"], r["x0"], r["y0"], r["x1"], r["y1"])
+            if r["kind"] == "confirm":  # a correction shown again, among other dice
+                if k in by_die and by_die[k]["verdict"] == "fix" and (
+                        r["verdict"] != "fix" or r["face"] != by_die[k]["face"]):
+                    by_die[k].update(verdict="unclear", face="")
+                    print(f"{r['round']}: the correction of tile {by_die[k]['tile']} "
+                          f"({by_die[k]['round']}) is not confirmed: dropped")
+            elif k not in by_die:  # a further round's new dice
+                by_die[k] = r
+                rows.append(r)
+            elif by_die[k]["verdict"] == "unclear":
+                by_die[k].update(verdict=r["verdict"], face=r["face"], round=r["round"],
+                                 tile=r["tile"])
     print("\ncontrol sample (random dice): labels both raters contradict, among the dice "
           "both read (95% exact interval, dice taken as independent)")
     print("| set | dice | agree | label wrong | unclear | not a die | label wrong, 95% |")
@@ -259,12 +312,92 @@ def score(key: Path, first: Path, second: Path, fixes: Path | None) -> int:
         readers = sum(r["verdict"] == "fix" and r["face"] == r["read"] for r in part)
         print(f"| {name} | {len(part)} | {readers} | {c['fix'] - readers} | {c['agree']} | "
               f"{c['unclear']} | {c['not a die']} |")
+    if reader:
+        readable_or_not(rows)
+    if picture is not None:
+        draw_picture(picture, rows)
     if fixes is not None:
-        write_fixes(fixes, [r for r in rows if r["verdict"] == "fix"], key.parent.name)
+        write_fixes(fixes, [r for r in rows if r["verdict"] == "fix"])
     return 0
 
 
-def write_fixes(path: Path, rows: list[dict], round_name: str) -> None:
+def draw_picture(path: Path, rows: list[dict], unsure: int = 6) -> None:
+    """The corrections (label, what both raters read, the reader's reading), then dice the
+    reader read surely against the label but no two raters could read (the first
+    ``unsure``, largest first), each captioned."""
+    from companion.vision.frames import load_image
+
+    fixed = [r for r in rows if r["verdict"] == "fix"]
+    hard = sorted((r for r in rows if r["kind"] == "candidate" and r["verdict"] == "unclear"),
+                  key=lambda r: -(int(r["x1"]) - int(r["x0"])))[:unsure]
+    tiles = []
+    for r in fixed + hard:
+        img = load_image(dice_photos.photo_root() / r["image"])
+        t = tile(img, tuple(float(r[k]) for k in ("x0", "y0", "x1", "y1")), 0, 200)
+        read = f"reader {r['read']} ({r['confidence']})" if r["read"] else "reader -"
+        people = r["face"] if r["verdict"] == "fix" else "?"
+        cv2.rectangle(t, (0, 0), (t.shape[1], 21), (255, 255, 255), -1)
+        cv2.putText(t, f"{r['set']}  label {r['label']}  people {people}  {read}", (4, 16),
+                    cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 160), 1)
+        tiles.append(t)
+    if tiles:
+        cv2.imwrite(str(path), sheet(tiles, 2))
+        print(f"\n{len(fixed)} corrections and {len(hard)} dice no two raters could read "
+              f"drawn to {path}")
+
+
+def readable_or_not(rows: list[dict]) -> None:
+    """The committed reader on the control sample, split by whether both raters read the
+    die (against the label, or the raters' face where they corrected it)."""
+    from companion.commands.eval import evaluate_manifest
+    from companion.vision.learned import LearnedReader
+
+    cv2.setNumThreads(1)
+    learned = LearnedReader(None, threads=1)
+    sample = [r for r in rows if r["kind"] == "sample"]
+    outcome: dict[tuple, str] = {}
+    for name in sorted({r["set"] for r in sample}):
+        want = {r["image"] for r in sample if r["set"] == name}
+        items = [m for m in dice_photos.load_set(name) if relative(m.path) in want]
+        res = evaluate_manifest(items, reader=learned)
+        for item, li, pred in reads(items, res.predictions):
+            die = item.dice[li]
+            outcome[(relative(item.path), *(str(round(v)) for v in die.box))] = (
+                "missed" if pred is None else pred.face)
+    print("\nthe committed reader on the control sample: readable = both raters read the "
+          "same face (the label, or the face they corrected it to)")
+    print("| set | dice | readable | reader right on readable | unclear to the raters | "
+          "reader right on unclear |")
+    print("|---|---|---|---|---|---|")
+    for name in (*SAMPLE, "all"):
+        part = [r for r in sample if name in (r["set"], "all")]
+        if not part:
+            continue
+        got = [(r, outcome[(r["image"], r["x0"], r["y0"], r["x1"], r["y1"])]) for r in part]
+        good = [(r, o) for r, o in got if r["verdict"] in ("agree", "fix")]
+        hard = [(r, o) for r, o in got if r["verdict"] == "unclear"]
+        right = lambda group: sum(o == (r["face"] or r["label"]) for r, o in group)  # noqa: E731
+        print(f"| {name} | {len(part)} | {len(good)} ({len(good) / len(part):.0%}) | "
+              f"{right(good)} ({right(good) / max(1, len(good)):.0%}) | {len(hard)} | "
+              f"{right(hard)} ({right(hard) / max(1, len(hard)):.0%}) |")
+
+
+def reads(items: list[ManifestImage], predictions) -> list[tuple]:
+    """(photo, labelled die's index, its reading or None) for every labelled die, matched
+    as the scores match them (``evaluate.match``)."""
+    by_photo: dict[str, list] = {}
+    for key, pred in predictions:
+        by_photo.setdefault(key, []).append(pred)
+    out = []
+    for item in items:
+        preds = by_photo.get(item.key, [])
+        found = {li: pi for pi, li in match(preds, item.dice)}
+        out += [(item, li, preds[found[li]] if li in found else None)
+                for li in range(len(item.dice))]
+    return out
+
+
+def write_fixes(path: Path, rows: list[dict]) -> None:
     """Add ``rows``' corrections to the fixes file (a round's, beside earlier rounds';
     a die fixed before keeps its first row)."""
     kept: dict[tuple, list[str]] = {}
@@ -276,7 +409,7 @@ def write_fixes(path: Path, rows: list[dict], round_name: str) -> None:
     for r in rows:
         k = (r["image"], r["x0"], r["y0"], r["x1"], r["y1"])
         if k not in kept:
-            kept[k] = [*k, r["label"], r["face"], f"{round_name} {r['kind']} tile {r['tile']}"]
+            kept[k] = [*k, r["label"], r["face"], f"{r['round']} {r['kind']} tile {r['tile']}"]
             added += 1
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
@@ -295,12 +428,29 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--retry", nargs=3, type=Path, metavar=("KEY", "FIRST", "SECOND"),
                    help="draw again, larger, the tiles an earlier round's raters left unclear")
     s.add_argument("--panel", type=int, default=PANEL, help="each view's side in px")
+    s.add_argument("--sample", nargs="*", metavar="SET=N", default=None,
+                   help="the control sample's size per set (default: "
+                   + " ".join(f"{k}={v}" for k, v in SAMPLE.items()) + ")")
+    s.add_argument("--no-candidates", action="store_true",
+                   help="only the control sample (a further round of random dice)")
+    s.add_argument("--exclude", nargs="*", type=Path, default=[], metavar="KEY",
+                   help="earlier rounds' keys: their dice are not drawn again")
+    s.add_argument("--confirm", type=Path, default=None, metavar="FIXES",
+                   help="also show again each die this fixes file corrects (kind confirm)")
     c = sub.add_parser("score", help="two raters' answers against the labels")
     c.add_argument("key", type=Path)
     c.add_argument("first", type=Path)
     c.add_argument("second", type=Path)
     c.add_argument("--fixes", type=Path, default=None,
                    help="write the corrections the rule allows to this CSV")
+    c.add_argument("--then", nargs=3, type=Path, action="append", default=[],
+                   metavar=("KEY", "FIRST", "SECOND"),
+                   help="a later round: its verdicts settle dice an earlier one left unclear "
+                   "(sheets --retry) and add dice not rated before (sheets --exclude)")
+    c.add_argument("--picture", type=Path, default=None, metavar="PNG",
+                   help="draw the corrections and dice no two raters could read")
+    c.add_argument("--reader", action="store_true",
+                   help="also the committed reader on the sample, readable dice or not")
     args = ap.parse_args(argv)
     if not dice_photos.available():
         print(f"photo sets not found under {dice_photos.photo_root()}", file=sys.stderr)
@@ -309,12 +459,26 @@ def main(argv: list[str] | None = None) -> int:
         if not 64 <= args.panel <= 512:
             print(f"label_audit: --panel {args.panel}: 64-512 px", file=sys.stderr)
             return 2
-        return make_sheets(args.out, args.seed, args.model, args.retry, args.panel)
-    for p in (args.key, args.first, args.second):
+        sample = None
+        if args.sample is not None:
+            try:
+                sample = {k: int(v) for k, v in (a.split("=") for a in args.sample)}
+            except ValueError:
+                print(f"label_audit: --sample {' '.join(args.sample)}: expected SET=N ...",
+                      file=sys.stderr)
+                return 2
+            if bad := [k for k in sample if k not in HELD + VALIDATION]:
+                print(f"label_audit: --sample: no set {bad[0]!r} (one of "
+                      f"{', '.join(HELD + VALIDATION)})", file=sys.stderr)
+                return 2
+        return make_sheets(args.out, args.seed, args.model, args.retry, args.panel, sample,
+                           not args.no_candidates, args.exclude, args.confirm)
+    for p in (args.key, args.first, args.second, *(q for t in args.then for q in t)):
         if not p.is_file():
             print(f"label_audit: {p}: no such file", file=sys.stderr)
             return 2
-    return score(args.key, args.first, args.second, args.fixes)
+    return score(args.key, args.first, args.second, args.fixes, args.then, args.reader,
+                 args.picture)
 
 
 if __name__ == "__main__":

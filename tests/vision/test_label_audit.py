@@ -92,6 +92,52 @@ def test_score_writes_the_fixes_the_rule_allows_and_counts_the_sample(audit, tmp
     assert len(dice_photos.label_fixes(fixes)) == 3
 
 
+def test_a_later_round_settles_only_what_the_first_left_unclear(audit, tmp_path, capsys,
+                                                                 monkeypatch):
+    monkeypatch.setattr(audit.dice_photos, "available", lambda: True)
+    first = tmp_path / "r1"
+    later = tmp_path / "r2"
+    first.mkdir()
+    later.mkdir()
+    die_a = ["trays-test", "t/a.jpg", 1, 2, 11, 12, "1", "3", "0.95", "s1"]
+    die_b = ["trays-test", "t/a.jpg", 20, 2, 31, 12, "3", "4", "0.90", "s1"]
+    key1 = _key(first, audit.KEY_HEADER, [[1, "candidate", *die_a], [2, "candidate", *die_b]])
+    key2 = _key(later, audit.KEY_HEADER, [[1, "candidate", *die_b], [2, "candidate", *die_a]])
+    a1, b1 = _answers(first, "a.csv", ["1", "?"]), _answers(first, "b.csv", ["1", "?"])
+    # round 2 reads die b as 4 (settled) and die a as 3, which round 1 had already settled
+    a2, b2 = _answers(later, "a.csv", ["4", "3"]), _answers(later, "b.csv", ["4", "3"])
+    fixes = tmp_path / "fixes.csv"
+    assert audit.main(["score", str(key1), str(a1), str(b1), "--then", str(key2), str(a2),
+                       str(b2), "--fixes", str(fixes)]) == 0
+    out = capsys.readouterr().out
+    assert "| trays-test | 2 | 1 | 0 | 1 | 0 | 0 |" in out  # a: the reader erred; b: the label
+    assert dice_photos.label_fixes(fixes) == {("t/a.jpg", (20, 2, 31, 12)): ("3", "4")}
+    assert "r2 candidate tile 1" in fixes.read_text()
+
+
+def test_a_correction_stands_only_if_fresh_raters_read_the_same_face(audit, tmp_path, capsys,
+                                                                      monkeypatch):
+    monkeypatch.setattr(audit.dice_photos, "available", lambda: True)
+    first, later = tmp_path / "r1", tmp_path / "r4"
+    first.mkdir()
+    later.mkdir()
+    die_a = ["table-test", "b/a.jpg", 1, 2, 11, 12, "4", "", "", "s1"]
+    die_b = ["table-test", "b/a.jpg", 20, 2, 31, 12, "1", "", "", "s1"]
+    key1 = _key(first, audit.KEY_HEADER, [[1, "sample", *die_a], [2, "sample", *die_b]])
+    a1, b1 = _answers(first, "a.csv", ["3", "4"]), _answers(first, "b.csv", ["3", "4"])
+    key2 = _key(later, audit.KEY_HEADER, [[1, "confirm", *die_b], [2, "confirm", *die_a]])
+    # the fresh raters read b as 4 again, but a as its label
+    a2, b2 = _answers(later, "a.csv", ["4", "4"]), _answers(later, "b.csv", ["4", "4"])
+    fixes = tmp_path / "fixes.csv"
+    assert audit.main(["score", str(key1), str(a1), str(b1), "--then", str(key2), str(a2),
+                       str(b2), "--fixes", str(fixes)]) == 0
+    out = capsys.readouterr().out
+    assert "the correction of tile 1 (r1) is not confirmed: dropped" in out
+    assert dice_photos.label_fixes(fixes) == {("b/a.jpg", (20, 2, 31, 12)): ("1", "4")}
+    # the confirming round's tiles are not new sample dice
+    assert "| table-test | 2 | 0 | 1 | 1 | 0 |" in out
+
+
 def test_a_bad_answer_line_is_one_line_naming_it(audit, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(audit.dice_photos, "available", lambda: True)
     key = _key(tmp_path, audit.KEY_HEADER,
@@ -102,8 +148,8 @@ def test_a_bad_answer_line_is_one_line_naming_it(audit, tmp_path, capsys, monkey
         audit.main(["score", str(key), str(good), str(bad)])
     short = tmp_path / "c.csv"
     short.write_text("tile,face\n")
-    assert audit.main(["score", str(key), str(good), str(short)]) == 2
-    assert "no answer for tiles 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="c.csv: no answer for tiles 1$"):
+        audit.main(["score", str(key), str(good), str(short)])
     assert audit.main(["score", str(key), str(good), str(tmp_path / "gone.csv")]) == 2
 
 
