@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.commands.eval import evaluate_manifest  # noqa: E402
 from companion.vision import dice_photos  # noqa: E402
-from companion.vision.evaluate import match  # noqa: E402
+from companion.vision.evaluate import matched_readings  # noqa: E402
 from companion.vision.intervals import (  # noqa: E402
     FIGURES,
     bootstrap_difference,
@@ -107,18 +107,9 @@ def main(argv: list[str] | None = None) -> int:
 def wrong_dice(items, predictions) -> list[tuple[str, float, int, int, float]]:
     """(photo, die side, labelled face, face read, confidence) of each labelled die a
     reading names another face, matched as the scores match them (``evaluate.match``)."""
-    by_photo: dict[str, list] = {}
-    for key, pred in predictions:
-        by_photo.setdefault(key, []).append(pred)
-    rows = []
-    for item in items:
-        preds = by_photo.get(item.key, [])
-        for pi, li in match(preds, item.dice):
-            die, pred = item.dice[li], preds[pi]
-            if pred.face not in (die.face, UNKNOWN):
-                rows.append((item.key, die.side, die.face, pred.face, pred.confidence))
-    return rows
-
+    return [(item.key, item.dice[li].side, item.dice[li].face, pred.face, pred.confidence)
+            for item, li, pred in matched_readings(items, predictions)
+            if pred is not None and pred.face not in (item.dice[li].face, UNKNOWN)]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,7 +1,8 @@
 """Are the photo sets' labels right? A blind label audit (issue 8, session 9o).
 
     .venv/bin/python benchmarks/label_audit.py sheets --out DIR       # tiles to rate
-    .venv/bin/python benchmarks/label_audit.py score DIR/key.csv A.csv B.csv [--fixes F]
+    .venv/bin/python benchmarks/label_audit.py score DIR/key.csv A.csv B.csv \
+        [--then KEY2 C.csv D.csv ...] [--reader] [--fixes F] [--picture PNG]
 
 ``sheets`` picks two kinds of labelled dice and draws each as a numbered tile (the die
 in its surroundings and close up, its box marked by corners), shuffled together, with
@@ -10,20 +11,28 @@ neither its label nor any reading on it, on sheets of 18 (``DIR/sheet-NN.png``):
 - candidates: every die the committed learned reader reads confidently wrong (a face,
   not the label, on a kept box: the evaluation's "confidently wrong") on the held-aside
   and validation sets;
-- a control sample: dice drawn at random (``--seed``) from each held-aside set, whatever
-  the reader says of them, so the share of wrong labels can be estimated without leaning
-  on the reader.
+- a control sample: dice drawn at random (``--seed``; ``--sample SET=N``) from each
+  held-aside set, whatever the reader says of them, so the share of wrong labels can be
+  estimated without leaning on the reader.
+
+Later rounds: ``--retry KEY A B`` draws again (larger, ``--panel``) the tiles two raters
+left unclear; ``--no-candidates --exclude KEY...`` draws further random dice only;
+``--confirm FIXES`` adds each die a fixes file corrects, to be shown to fresh raters.
 
 ``DIR/key.csv`` says what each tile is (set, photo, box, label, reading); a rater who
 has not seen it answers one line per tile in a CSV ``tile,face`` (face 1-6, ``?`` when it
 cannot be told, ``n`` when the marked thing is not one die's top face).
-``score`` compares two raters' answers with the labels: on the control sample, how often
-both raters contradict the label (with a 95% interval over source photos); on the
-candidates, how many are the label's error and how many the reader's. ``--fixes FILE``
-writes the corrections the rule allows: a label changes to F only when both raters answer
-the same definite F that is not the label; any disagreement or ``?`` keeps it.
-The corrections live in ``companion/data/dice_photo_fixes.csv``; a set named with
-``-audited`` (``dice_photos.load_set("trays-test-audited")``) is the set with them applied.
+``score`` compares two raters' answers with the labels, over every round given
+(``--then``: a later round settles dice an earlier one left unclear, adds new dice, and
+a "confirm" tile not read as the correction's face drops that correction). It prints,
+on the control sample, how often both raters contradict the label (with an exact 95%
+interval), on the candidates how many are the label's error and how many the reader's,
+and (``--reader``) the committed reader on the sample dice people can and cannot read.
+``--fixes FILE`` writes the corrections the rule allows: a label changes to F only when
+both raters answer the same definite F that is not the label; any disagreement or ``?``
+keeps it. The corrections live in ``companion/data/dice_photo_fixes.csv`` (issue 9o's
+four rounds: ``benchmarks/label_audit_9o/``); a set named with ``-audited``
+(``dice_photos.load_set("trays-test-audited")``) is the set with them applied.
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.vision import dice_photos  # noqa: E402
-from companion.vision.evaluate import ManifestImage, match  # noqa: E402
+from companion.vision.evaluate import ManifestImage, matched_readings  # noqa: E402
 from companion.vision.types import UNKNOWN  # noqa: E402
 
 HELD = ("table-test", "webcam-two", "trays-test")
@@ -96,7 +105,7 @@ def sheet(tiles: list[np.ndarray], columns: int = COLUMNS) -> np.ndarray:
 
 def confidently_wrong(items: list[ManifestImage], predictions) -> list[tuple]:
     """(photo, labelled die's index, reading) for each die a reading names another face."""
-    return [(item, li, pred) for item, li, pred in reads(items, predictions)
+    return [(item, li, pred) for item, li, pred in matched_readings(items, predictions)
             if pred is not None and pred.face not in (item.dice[li].face, UNKNOWN)]
 
 
@@ -199,6 +208,8 @@ def pick(rng: random.Random, model: str | None, sample: dict[str, int] | None = 
                     label=die.face, read=pred.face, confidence=f"{pred.confidence:.2f}",
                     source=sources[item.key]))
             print(f"{name}: {len(wrong)} confidently wrong", flush=True)
+        if not sample.get(name):
+            continue  # no draw: the rounds' random draws rebuild from their seeds
         everyone = [(item, li) for item in items for li in range(len(item.dice))]
         taken = 0
         for item, li in rng.sample(everyone, len(everyone)):
@@ -360,7 +371,7 @@ def readable_or_not(rows: list[dict]) -> None:
         want = {r["image"] for r in sample if r["set"] == name}
         items = [m for m in dice_photos.load_set(name) if relative(m.path) in want]
         res = evaluate_manifest(items, reader=learned)
-        for item, li, pred in reads(items, res.predictions):
+        for item, li, pred in matched_readings(items, res.predictions):
             die = item.dice[li]
             outcome[(relative(item.path), *(str(round(v)) for v in die.box))] = (
                 "missed" if pred is None else pred.face)
@@ -382,41 +393,17 @@ def readable_or_not(rows: list[dict]) -> None:
               f"{right(hard)} ({right(hard) / max(1, len(hard)):.0%}) |")
 
 
-def reads(items: list[ManifestImage], predictions) -> list[tuple]:
-    """(photo, labelled die's index, its reading or None) for every labelled die, matched
-    as the scores match them (``evaluate.match``)."""
-    by_photo: dict[str, list] = {}
-    for key, pred in predictions:
-        by_photo.setdefault(key, []).append(pred)
-    out = []
-    for item in items:
-        preds = by_photo.get(item.key, [])
-        found = {li: pi for pi, li in match(preds, item.dice)}
-        out += [(item, li, preds[found[li]] if li in found else None)
-                for li in range(len(item.dice))]
-    return out
-
-
 def write_fixes(path: Path, rows: list[dict]) -> None:
-    """Add ``rows``' corrections to the fixes file (a round's, beside earlier rounds';
-    a die fixed before keeps its first row)."""
-    kept: dict[tuple, list[str]] = {}
-    if path.is_file():
-        with path.open(encoding="utf-8") as fh:
-            for row in list(csv.reader(fh))[1:]:
-                kept[(row[0], *row[1:5])] = row
-    added = 0
-    for r in rows:
-        k = (r["image"], r["x0"], r["y0"], r["x1"], r["y1"])
-        if k not in kept:
-            kept[k] = [*k, r["label"], r["face"], f"{r['round']} {r['kind']} tile {r['tile']}"]
-            added += 1
+    """Write ``rows``' corrections as the fixes file (all rounds scored together make
+    it; a file already there is replaced, so a correction a later round dropped goes)."""
+    out = sorted(([r["image"], r["x0"], r["y0"], r["x1"], r["y1"], r["label"], r["face"],
+                   f"{r['round']} {r['kind']} tile {r['tile']}"] for r in rows),
+                 key=lambda row: (row[0], int(row[1]), int(row[2])))
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(dice_photos.FIXES_HEADER)
-        w.writerows(sorted(kept.values(), key=lambda row: (row[0], int(row[1]), int(row[2]))))
-    print(f"\n{added} corrections added to {path} ({len(kept)} in all)")
-
+        w.writerows(out)
+    print(f"\n{len(out)} corrections written to {path}")
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -452,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--reader", action="store_true",
                    help="also the committed reader on the sample, readable dice or not")
     args = ap.parse_args(argv)
-    if not dice_photos.available():
+    needs_photos = args.cmd == "sheets" or (args.reader or args.picture is not None)
+    if needs_photos and not dice_photos.available():  # score alone reads only its CSVs
         print(f"photo sets not found under {dice_photos.photo_root()}", file=sys.stderr)
         return 1
     if args.cmd == "sheets":

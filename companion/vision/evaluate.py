@@ -149,6 +149,26 @@ def match(
     return sorted(pairs)
 
 
+def matched_readings(items: Sequence[ManifestImage],
+                     predictions: Iterable[tuple[str, PredictedDie]]
+                     ) -> list[tuple[ManifestImage, int, PredictedDie | None]]:
+    """(photo, labelled die's index, the prediction matched to it or None) for every
+    labelled die of ``items``, ``predictions`` being (photo key, prediction) pairs as
+    ``companion eval`` keeps them, matched as ``score_image`` matches them. Each photo's
+    matched dice come first, in their predictions' order, then the unmatched ones."""
+    by_photo: dict[str, list[PredictedDie]] = {}
+    for key, pred in predictions:
+        by_photo.setdefault(key, []).append(pred)
+    out: list[tuple[ManifestImage, int, PredictedDie | None]] = []
+    for item in items:
+        preds = by_photo.get(item.key, [])
+        pairs = match(preds, item.dice)
+        found = {li for _, li in pairs}
+        out += [(item, li, preds[pi]) for pi, li in pairs]
+        out += [(item, li, None) for li in range(len(item.dice)) if li not in found]
+    return out
+
+
 def predicted_dice(readings: Iterable[DieReading]) -> list[PredictedDie]:
     """A reader's DieReadings as the predictions ``score_image`` scores."""
     return [PredictedDie(face=r.face, box=tuple(r.box), centre=tuple(r.centre),

@@ -4,16 +4,19 @@ matching, and the figures `companion eval` prints."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from companion.vision.evaluate import (
     LabelledDie,
     ManifestError,
+    ManifestImage,
     PredictedDie,
     format_report,
     load_manifest,
     match,
+    matched_readings,
     score_image,
     summarise,
 )
@@ -188,3 +191,14 @@ def test_json_keys_and_report_text():
 def test_a_labelled_dies_side_is_its_boxs_longer_edge():
     assert LabelledDie(3, (10, 20, 40, 30)).side == 30  # wide
     assert LabelledDie(3, (10, 20, 15, 60)).side == 40  # tall
+
+
+def test_matched_readings_give_each_labelled_die_its_match_or_none():
+    a = ManifestImage("a.jpg", Path("a.jpg"), (LabelledDie("1", (0, 0, 10, 10)),
+                                               LabelledDie("2", (20, 0, 30, 10))))
+    b = ManifestImage("b.jpg", Path("b.jpg"), (LabelledDie("3", (0, 0, 10, 10)),))
+    hit = PredictedDie("2", (20, 0, 30, 10), (25.0, 5.0), 0.9)
+    stray = PredictedDie("4", (50, 50, 60, 60), (55.0, 55.0), 0.9)
+    got = matched_readings([a, b], [("a.jpg", stray), ("a.jpg", hit)])
+    assert [(m.key, li, p) for m, li, p in got] == [("a.jpg", 1, hit), ("a.jpg", 0, None),
+                                                    ("b.jpg", 0, None)]
