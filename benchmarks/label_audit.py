@@ -50,7 +50,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.vision import dice_photos  # noqa: E402
-from companion.vision.evaluate import ManifestImage, matched_readings  # noqa: E402
+from companion.vision.evaluate import (  # noqa: E402
+    ManifestError,
+    ManifestImage,
+    matched_readings,
+)
 from companion.vision.types import UNKNOWN  # noqa: E402
 
 HELD = ("table-test", "webcam-two", "trays-test")
@@ -177,8 +181,20 @@ def unclear(key: Path, first: Path, second: Path) -> dict[tuple, dict]:
 
 
 def read_key(key: Path) -> list[dict]:
+    """A round's key.csv; one not of ``KEY_HEADER``'s columns is refused in one line."""
     with key.open(encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+    if reader.fieldnames != KEY_HEADER:
+        raise SystemExit(f"label_audit: {key}: not a key (header is not "
+                         f"{','.join(KEY_HEADER)})")
+    bad = next((r for r in rows if None in r.values() or None in r
+                or not all(r[k].lstrip("-").isdigit() for k in ("tile", "x0", "y0", "x1", "y1"))),
+               None)
+    if bad is not None:
+        raise SystemExit(f"label_audit: {key}: a row is not tile,kind,set,image,x0..y1 "
+                         f"(numbers),label,...: {list(bad.values())[:6]}")
+    return rows
 
 
 def pick(rng: random.Random, model: str | None, sample: dict[str, int] | None = None,
@@ -305,8 +321,7 @@ def score(key: Path, first: Path, second: Path, fixes: Path | None,
           "both read (95% exact interval, dice taken as independent)")
     print("| set | dice | agree | label wrong | unclear | not a die | label wrong, 95% |")
     print("|---|---|---|---|---|---|---|")
-    for name in (*SAMPLE, "all"):
-        part = [r for r in rows if r["kind"] == "sample" and name in (r["set"], "all")]
+    for name, part in sample_groups([r for r in rows if r["kind"] == "sample"]):
         c = Counter(r["verdict"] for r in part)
         ci = exact_share(c["fix"], c["fix"] + c["agree"])
         print(f"| {name} | {len(part)} | {c['agree']} | {c['fix']} | {c['unclear']} | "
@@ -330,6 +345,14 @@ def score(key: Path, first: Path, second: Path, fixes: Path | None,
     if fixes is not None:
         write_fixes(fixes, [r for r in rows if r["verdict"] == "fix"])
     return 0
+
+
+def sample_groups(sample: list[dict]) -> list[tuple[str, list[dict]]]:
+    """The control sample by set (held-aside sets first), then "all" the held-aside
+    sets' dice together (a validation set's sample is its own row only)."""
+    groups = [(name, [r for r in sample if r["set"] == name]) for name in HELD + VALIDATION]
+    held = [r for r in sample if r["set"] in HELD]
+    return [(n, g) for n, g in groups if g or n in SAMPLE] + [("all", held)]
 
 
 def draw_picture(path: Path, rows: list[dict], unsure: int = 6) -> None:
@@ -380,15 +403,12 @@ def readable_or_not(rows: list[dict]) -> None:
     print("| set | dice | readable | reader right on readable | unclear to the raters | "
           "reader right on unclear |")
     print("|---|---|---|---|---|---|")
-    for name in (*SAMPLE, "all"):
-        part = [r for r in sample if name in (r["set"], "all")]
-        if not part:
-            continue
+    for name, part in sample_groups(sample):
         got = [(r, outcome[(r["image"], r["x0"], r["y0"], r["x1"], r["y1"])]) for r in part]
         good = [(r, o) for r, o in got if r["verdict"] in ("agree", "fix")]
         hard = [(r, o) for r, o in got if r["verdict"] == "unclear"]
         right = lambda group: sum(o == (r["face"] or r["label"]) for r, o in group)  # noqa: E731
-        print(f"| {name} | {len(part)} | {len(good)} ({len(good) / len(part):.0%}) | "
+        print(f"| {name} | {len(part)} | {len(good)} ({len(good) / max(1, len(part)):.0%}) | "
               f"{right(good)} ({right(good) / max(1, len(good)):.0%}) | {len(hard)} | "
               f"{right(hard)} ({right(hard) / max(1, len(hard)):.0%}) |")
 
@@ -459,8 +479,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"label_audit: --sample: no set {bad[0]!r} (one of "
                       f"{', '.join(HELD + VALIDATION)})", file=sys.stderr)
                 return 2
-        return make_sheets(args.out, args.seed, args.model, args.retry, args.panel, sample,
-                           not args.no_candidates, args.exclude, args.confirm)
+        try:
+            return make_sheets(args.out, args.seed, args.model, args.retry, args.panel,
+                               sample, not args.no_candidates, args.exclude, args.confirm)
+        except (ManifestError, OSError) as exc:  # a broken fixes file, an unwritable --out
+            print(f"label_audit: {exc}", file=sys.stderr)
+            return 2
     for p in (args.key, args.first, args.second, *(q for t in args.then for q in t)):
         if not p.is_file():
             print(f"label_audit: {p}: no such file", file=sys.stderr)

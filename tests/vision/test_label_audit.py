@@ -153,6 +153,32 @@ def test_a_bad_answer_line_is_one_line_naming_it(audit, tmp_path, capsys, monkey
     assert audit.main(["score", str(key), str(good), str(tmp_path / "gone.csv")]) == 2
 
 
+def test_a_bad_key_or_fixes_file_is_one_line(audit, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(audit.dice_photos, "available", lambda: True)
+    answers = _answers(tmp_path, "a.csv", ["6"])
+    wrong_header = tmp_path / "k1.csv"
+    wrong_header.write_text("tile,face\n1,6\n")
+    with pytest.raises(SystemExit, match="k1.csv: not a key"):
+        audit.main(["score", str(wrong_header), str(answers), str(answers)])
+    short_row = _key(tmp_path, audit.KEY_HEADER, [[1, "sample", "table-test", "b/b.jpg", 5]])
+    with pytest.raises(SystemExit, match="key.csv: a row is not"):
+        audit.main(["score", str(short_row), str(answers), str(answers)])
+    key = _key(tmp_path, audit.KEY_HEADER,
+               [[1, "sample", "table-test", "b/b.jpg", 5, 5, 25, 25, "6", "", "", "s2"]])
+    broken = tmp_path / "fixes.csv"
+    broken.write_text("not,a,fixes,file\n")
+    assert audit.main(["sheets", "--out", str(tmp_path / "out"), "--retry", str(key),
+                       str(answers), str(answers), "--confirm", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fixes.csv:1: header is not" in err
+    assert audit.main(["sheets", "--out", str(tmp_path / "out"), "--retry", str(key),
+                       str(answers), str(tmp_path / "gone.csv")]) == 2
+    assert "gone.csv" in capsys.readouterr().err
+    assert audit.main(["sheets", "--out", str(tmp_path / "o"), "--sample", "nope=3"]) == 2
+    assert "no set 'nope'" in capsys.readouterr().err
+    assert audit.main(["sheets", "--out", str(tmp_path / "o"), "--panel", "9000"]) == 2
+
+
 def test_fixes_change_only_the_named_die_with_the_label_they_were_made_against(tmp_path):
     root = tmp_path / "photos"
     (root / "set").mkdir(parents=True)
@@ -213,18 +239,19 @@ def test_an_audited_set_differs_from_its_set_only_in_the_fixed_dice():
 
 
 def test_the_committed_rounds_give_the_committed_fixes(audit, tmp_path, capsys):
-    """The four rounds' keys and answers (benchmarks/label_audit_9o) score to exactly the
+    """The five rounds' keys and answers (benchmarks/label_audit_9o) score to exactly the
     corrections in companion/data/dice_photo_fixes.csv (no photos needed)."""
     rounds = SCRIPT.parent / "label_audit_9o"
-    raters = {"r1": "AB", "r2": "CD", "r3": "EF", "r4": "GH"}
+    raters = {"r1": "AB", "r2": "CD", "r3": "EF", "r4": "GH", "r5": "IJ"}
     files = {r: [rounds / r / "key.csv", *(rounds / r / f"rater-{x}.csv" for x in ab)]
              for r, ab in raters.items()}
     argv = ["score", *map(str, files["r1"])]
-    for r in ("r2", "r3", "r4"):
+    for r in ("r2", "r3", "r4", "r5"):
         argv += ["--then", *map(str, files[r])]
     out = tmp_path / "fixes.csv"
     assert audit.main([*argv, "--fixes", str(out)]) == 0
     assert out.read_text() == dice_photos.FIXES.read_text()
     printed = capsys.readouterr().out
-    assert "| all | 320 | 223 | 0 | 97 | 0 | 0.0%-1.6% |" in printed
+    assert "| all | 320 | 223 | 0 | 97 | 0 | 0.0%-1.6% |" in printed  # held aside
+    assert "| trays-val | 80 | 47 | 0 | 33 | 0 | 0.0%-7.5% |" in printed  # round 5
     assert "the correction of tile 99 (r3) is not confirmed: dropped" in printed
