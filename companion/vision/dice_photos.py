@@ -189,11 +189,16 @@ def apply_fixes(items: list[ManifestImage], root: Path,
                 ) -> list[ManifestImage]:
     """``items`` with each die the fixes name given the audited face (matched by photo
     and rounded box; a die whose shipped label is not the one the fix was made against
-    is left as it is)."""
+    is left as it is, and so is a photo outside ``root``, such as a half-size set's:
+    audit the set before halving it, ``trays-test-audited-half``)."""
     base = root.resolve()
     out = []
     for m in items:
-        key = m.path.resolve().relative_to(base).as_posix()
+        path = m.path.resolve()
+        if not path.is_relative_to(base):  # not a shared photo (a half-size set's image)
+            out.append(m)
+            continue
+        key = path.relative_to(base).as_posix()
         dice = []
         for d in m.dice:
             fix = fixes.get((key, tuple(round(v) for v in d.box)))

@@ -188,7 +188,9 @@ def test_fixes_change_only_the_named_die_with_the_label_they_were_made_against(t
     fixes = {("set/x.jpg", (10, 20, 30, 40)): ("1", "3"),   # a, rounded box
              ("set/x.jpg", (50, 20, 70, 40)): ("5", "6"),   # b, but made against a 5
              ("set/z.jpg", (10, 20, 30, 40)): ("1", "2")}   # another photo
-    out = dice_photos.apply_fixes(items, root, fixes)
+    elsewhere = ManifestImage("x.jpg", tmp_path / "cache" / "x.jpg", (a,))
+    out = dice_photos.apply_fixes(items + [elsewhere], root, fixes)
+    assert out[2] == elsewhere  # a photo outside the root (a half-size set's) is left be
     assert [d.face for d in out[0].dice] == ["3", "4"]
     assert [d.face for d in out[1].dice] == ["1"]
     assert out[0].dice[0].box == a.box and items[0].dice[0].face == "1"
