@@ -29,14 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.commands.eval import evaluate_manifest  # noqa: E402
 from companion.vision import dice_photos  # noqa: E402
-from companion.vision.evaluate import matched_readings  # noqa: E402
+from companion.vision.evaluate import confidently_wrong  # noqa: E402
 from companion.vision.intervals import (  # noqa: E402
     FIGURES,
     bootstrap_difference,
     bootstrap_intervals,
     point_figures,
 )
-from companion.vision.types import UNKNOWN  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,8 +107,7 @@ def wrong_dice(items, predictions) -> list[tuple[str, float, int, int, float]]:
     """(photo, die side, labelled face, face read, confidence) of each labelled die a
     reading names another face, matched as the scores match them (``evaluate.match``)."""
     return [(item.key, item.dice[li].side, item.dice[li].face, pred.face, pred.confidence)
-            for item, li, pred in matched_readings(items, predictions)
-            if pred is not None and pred.face not in (item.dice[li].face, UNKNOWN)]
+            for item, li, pred in confidently_wrong(items, predictions)]
 
 if __name__ == "__main__":
     sys.exit(main())

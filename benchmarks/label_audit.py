@@ -52,10 +52,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from companion.vision import dice_photos  # noqa: E402
 from companion.vision.evaluate import (  # noqa: E402
     ManifestError,
-    ManifestImage,
+    confidently_wrong,
     matched_readings,
 )
-from companion.vision.types import UNKNOWN  # noqa: E402
 
 HELD = ("table-test", "webcam-two", "trays-test")
 VALIDATION = ("table-val", "trays-val", "webcam-val")
@@ -107,15 +106,9 @@ def sheet(tiles: list[np.ndarray], columns: int = COLUMNS) -> np.ndarray:
     return np.vstack(rows)
 
 
-def confidently_wrong(items: list[ManifestImage], predictions) -> list[tuple]:
-    """(photo, labelled die's index, reading) for each die a reading names another face."""
-    return [(item, li, pred) for item, li, pred in matched_readings(items, predictions)
-            if pred is not None and pred.face not in (item.dice[li].face, UNKNOWN)]
-
-
-def relative(path: Path) -> str:
-    """A photo's path below the photo root: the key the corrections file uses."""
-    return Path(path).resolve().relative_to(dice_photos.photo_root().resolve()).as_posix()
+def die_of(row: dict) -> tuple[str, ...]:
+    """A key row's die: its photo and box as written (whole pixels, as text)."""
+    return (row["image"], row["x0"], row["y0"], row["x1"], row["y1"])
 
 
 def make_sheets(out: Path, seed: int, model: str | None, retry: list[Path] | None = None,
@@ -159,7 +152,7 @@ def to_confirm(fixes: Path) -> dict[tuple, dict]:
         items = dice_photos.load_set(name)
         for item, source in zip(items, dice_photos.sources_of(name, items), strict=True):
             for die in item.dice:
-                k = (relative(item.path), tuple(round(v) for v in die.box))
+                k = (dice_photos.photo_key(item.path), dice_photos.rounded_box(die.box))
                 if k in wanted and wanted[k][0] == die.face:
                     out.setdefault((k[0], die.box), dict(
                         kind="confirm", set=name, image=k[0], box=die.box, label=die.face,
@@ -219,8 +212,8 @@ def pick(rng: random.Random, model: str | None, sample: dict[str, int] | None = 
             wrong = confidently_wrong(items, res.predictions)
             for item, li, pred in wrong:
                 die = item.dice[li]
-                rows.setdefault((relative(item.path), die.box), dict(
-                    kind="candidate", set=name, image=relative(item.path), box=die.box,
+                rows.setdefault((dice_photos.photo_key(item.path), die.box), dict(
+                    kind="candidate", set=name, image=dice_photos.photo_key(item.path), box=die.box,
                     label=die.face, read=pred.face, confidence=f"{pred.confidence:.2f}",
                     source=sources[item.key]))
             print(f"{name}: {len(wrong)} confidently wrong", flush=True)
@@ -232,10 +225,10 @@ def pick(rng: random.Random, model: str | None, sample: dict[str, int] | None = 
             if taken == sample.get(name, 0):
                 break
             die = item.dice[li]
-            k = (relative(item.path), die.box)
-            if k in rows or (k[0], tuple(round(v) for v in die.box)) in exclude:
+            k = (dice_photos.photo_key(item.path), die.box)
+            if k in rows or (k[0], dice_photos.rounded_box(die.box)) in exclude:
                 continue
-            rows[k] = dict(kind="sample", set=name, image=relative(item.path),
+            rows[k] = dict(kind="sample", set=name, image=dice_photos.photo_key(item.path),
                            box=die.box, label=die.face, read="", confidence="",
                            source=sources[item.key])
             taken += 1
@@ -301,10 +294,10 @@ def score(key: Path, first: Path, second: Path, fixes: Path | None,
     from companion.vision.intervals import exact_share
 
     rows = rated(key, first, second)
-    by_die = {(r["image"], r["x0"], r["y0"], r["x1"], r["y1"]): r for r in rows}
+    by_die = {die_of(r): r for r in rows}
     for round_files in later or []:
         for r in rated(*round_files):
-            k = (r["image"], r["x0"], r["y0"], r["x1"], r["y1"])
+            k = die_of(r)
             if r["kind"] == "confirm":  # a correction shown again, among other dice
                 if k in by_die and by_die[k]["verdict"] == "fix" and (
                         r["verdict"] != "fix" or r["face"] != by_die[k]["face"]):
@@ -392,11 +385,12 @@ def readable_or_not(rows: list[dict]) -> None:
     outcome: dict[tuple, str] = {}
     for name in sorted({r["set"] for r in sample}):
         want = {r["image"] for r in sample if r["set"] == name}
-        items = [m for m in dice_photos.load_set(name) if relative(m.path) in want]
+        items = [m for m in dice_photos.load_set(name) if dice_photos.photo_key(m.path) in want]
         res = evaluate_manifest(items, reader=learned)
         for item, li, pred in matched_readings(items, res.predictions):
             die = item.dice[li]
-            outcome[(relative(item.path), *(str(round(v)) for v in die.box))] = (
+            key = (dice_photos.photo_key(item.path), *map(str, dice_photos.rounded_box(die.box)))
+            outcome[key] = (
                 "missed" if pred is None else pred.face)
     print("\nthe committed reader on the control sample: readable = both raters read the "
           "same face (the label, or the face they corrected it to)")
@@ -404,7 +398,7 @@ def readable_or_not(rows: list[dict]) -> None:
           "reader right on unclear |")
     print("|---|---|---|---|---|---|")
     for name, part in sample_groups(sample):
-        got = [(r, outcome[(r["image"], r["x0"], r["y0"], r["x1"], r["y1"])]) for r in part]
+        got = [(r, outcome[die_of(r)]) for r in part]
         good = [(r, o) for r, o in got if r["verdict"] in ("agree", "fix")]
         hard = [(r, o) for r, o in got if r["verdict"] == "unclear"]
         right = lambda group: sum(o == (r["face"] or r["label"]) for r, o in group)  # noqa: E731
@@ -416,7 +410,7 @@ def readable_or_not(rows: list[dict]) -> None:
 def write_fixes(path: Path, rows: list[dict]) -> None:
     """Write ``rows``' corrections as the fixes file (all rounds scored together make
     it; a file already there is replaced, so a correction a later round dropped goes)."""
-    out = sorted(([r["image"], r["x0"], r["y0"], r["x1"], r["y1"], r["label"], r["face"],
+    out = sorted(([*die_of(r), r["label"], r["face"],
                    f"{r['round']} {r['kind']} tile {r['tile']}"] for r in rows),
                  key=lambda row: (row[0], int(row[1]), int(row[2])))
     with path.open("w", newline="", encoding="utf-8") as fh:
@@ -424,6 +418,7 @@ def write_fixes(path: Path, rows: list[dict]) -> None:
         w.writerow(dice_photos.FIXES_HEADER)
         w.writerows(out)
     print(f"\n{len(out)} corrections written to {path}")
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

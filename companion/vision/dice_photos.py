@@ -184,6 +184,18 @@ def label_fixes(path: str | Path = FIXES) -> dict[tuple[str, tuple[int, ...]], t
     return fixes
 
 
+def photo_key(path: str | Path, root: str | Path | None = None) -> str | None:
+    """A photo's path below the photo root, as the fixes file names it (None for a photo
+    outside it, such as a half-size set's image)."""
+    base, p = photo_root(root).resolve(), Path(path).resolve()
+    return p.relative_to(base).as_posix() if p.is_relative_to(base) else None
+
+
+def rounded_box(box) -> tuple[int, ...]:
+    """A die's box as the fixes file and the audit's keys write it: whole pixels."""
+    return tuple(round(v) for v in box)
+
+
 def apply_fixes(items: list[ManifestImage], root: Path,
                 fixes: dict[tuple[str, tuple[int, ...]], tuple[str, str]]
                 ) -> list[ManifestImage]:
@@ -191,21 +203,18 @@ def apply_fixes(items: list[ManifestImage], root: Path,
     and rounded box; a die whose shipped label is not the one the fix was made against
     is left as it is, and so is a photo outside ``root``, such as a half-size set's:
     audit the set before halving it, ``trays-test-audited-half``)."""
-    base = root.resolve()
     out = []
     for m in items:
-        path = m.path.resolve()
-        if not path.is_relative_to(base):  # not a shared photo (a half-size set's image)
+        key = photo_key(m.path, root)
+        if key is None:
             out.append(m)
             continue
-        key = path.relative_to(base).as_posix()
         dice = []
         for d in m.dice:
-            fix = fixes.get((key, tuple(round(v) for v in d.box)))
+            fix = fixes.get((key, rounded_box(d.box)))
             dice.append(replace(d, face=fix[1]) if fix and fix[0] == d.face else d)
         out.append(replace(m, dice=tuple(dice)))
     return out
-
 
 def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     """A named split, as manifest images (paths resolved under the photo root); a name

@@ -169,6 +169,15 @@ def matched_readings(items: Sequence[ManifestImage],
     return out
 
 
+def confidently_wrong(items: Sequence[ManifestImage],
+                      predictions: Iterable[tuple[str, PredictedDie]]
+                      ) -> list[tuple[ManifestImage, int, PredictedDie]]:
+    """``matched_readings``' dice whose reading names a face, not the label: the
+    ``wrong`` bucket of ``score_image``, die by die."""
+    return [(item, li, pred) for item, li, pred in matched_readings(items, predictions)
+            if pred is not None and pred.face not in (item.dice[li].face, UNKNOWN)]
+
+
 def predicted_dice(readings: Iterable[DieReading]) -> list[PredictedDie]:
     """A reader's DieReadings as the predictions ``score_image`` scores."""
     return [PredictedDie(face=r.face, box=tuple(r.box), centre=tuple(r.centre),

@@ -13,6 +13,7 @@ from companion.vision.evaluate import (
     ManifestError,
     ManifestImage,
     PredictedDie,
+    confidently_wrong,
     format_report,
     load_manifest,
     match,
@@ -202,3 +203,13 @@ def test_matched_readings_give_each_labelled_die_its_match_or_none():
     got = matched_readings([a, b], [("a.jpg", stray), ("a.jpg", hit)])
     assert [(m.key, li, p) for m, li, p in got] == [("a.jpg", 1, hit), ("a.jpg", 0, None),
                                                     ("b.jpg", 0, None)]
+
+
+def test_confidently_wrong_dice_are_score_images_wrong_ones():
+    dice = (LabelledDie("1", (0, 0, 20, 20)), LabelledDie("2", (30, 0, 50, 20)),
+            LabelledDie("3", (60, 0, 80, 20)), LabelledDie("4", (90, 0, 110, 20)))
+    item = ManifestImage("a.jpg", Path("a.jpg"), dice)
+    preds = [pred("1", 10, 10), pred("5", 40, 10), pred("unknown", 70, 10), pred("6", 200, 200)]
+    got = confidently_wrong([item], [("a.jpg", p) for p in preds])
+    assert [(li, p.face) for _, li, p in got] == [(1, "5")]  # not the unknown, nor the stray
+    assert len(got) == score_image(preds, dice).wrong

@@ -229,12 +229,10 @@ def test_an_audited_set_differs_from_its_set_only_in_the_fixed_dice():
             assert changed
         assert len(changed) <= len(fixes)
     # every fix names a labelled die of the photo sets with the label it was made against
-    root = dice_photos.photo_root()
     by_photo: dict[str, set] = {}
     for name in dice_photos.HELD_ASIDE + dice_photos.VAL_SETS + ("webcam-val",):
         for m in dice_photos.load_set(name):
-            key = m.path.resolve().relative_to(root.resolve()).as_posix()
-            by_photo.setdefault(key, set()).update(
+            by_photo.setdefault(dice_photos.photo_key(m.path), set()).update(
                 (tuple(round(v) for v in d.box), d.face) for d in m.dice)
     for (image, box), (old, _) in fixes.items():
         assert (box, old) in by_photo.get(image, set()), (image, box)
