@@ -678,7 +678,16 @@ def load_onnx_weights(model: nn.Module, path: Path) -> None:
     for node in graph.node:  # weights stored at half precision (store_half) cast back
         if node.op_type == "Cast" and node.input[0] in tensors:
             tensors[node.output[0]] = tensors[node.input[0]].astype(np.float32)
-    convs = [n for n in graph.node if n.op_type == "Conv"]
+    convs = []  # (node, its output channels start:stop or None for all) in order
+    for node in (n for n in graph.node if n.op_type == "Conv"):
+        parts = _merged_parts(graph, node, tensors)
+        if parts is None:
+            convs.append((node, None))
+            continue
+        start = 0  # a merged output convolution (merge_heads): its parts, in order
+        for _, size in parts:
+            convs.append((node, slice(start, start + size)))
+            start += size
     mods = list(model.modules())
     pairs = []
     for i, m in enumerate(mods):
@@ -688,9 +697,13 @@ def load_onnx_weights(model: nn.Module, path: Path) -> None:
     if len(pairs) != len(convs):
         raise InitUnusable(f"{path}: {len(convs)} convolutions, the network has {len(pairs)}")
     with torch.no_grad():
-        for (conv, bn), node in zip(pairs, convs, strict=True):
-            w = torch.from_numpy(tensors[node.input[1]].copy())
-            b = torch.from_numpy(tensors[node.input[2]].copy()) if len(node.input) > 2 else None
+        for (conv, bn), (node, part) in zip(pairs, convs, strict=True):
+            wa = tensors[node.input[1]]
+            ba = tensors[node.input[2]] if len(node.input) > 2 else None
+            if part is not None:
+                wa, ba = wa[part], None if ba is None else ba[part]
+            w = torch.from_numpy(wa.copy())
+            b = torch.from_numpy(ba.copy()) if ba is not None else None
             if tuple(w.shape) != tuple(conv.weight.shape):
                 raise InitUnusable(f"{path}: convolution {node.name} is {tuple(w.shape)}, the "
                                  f"network's is {tuple(conv.weight.shape)}")
@@ -736,6 +749,113 @@ def store_half(path: Path) -> bool:
         onnx.checker.check_model(model)
         onnx.save(model, str(path))
     return bool(full)
+
+
+def _merged_parts(graph, conv, tensors: dict) -> list[tuple[str, int]] | None:
+    """The outputs a convolution ``merge_heads`` made holds, as (output, channels) in
+    order (the heat map named by its sigmoid's output, "hm"), else None."""
+    users = [n for n in graph.node if conv.output[0] in n.input]
+    if len(users) != 1 or users[0].op_type != "Split" or len(users[0].input) < 2:
+        return None
+    split = users[0]
+    sizes = [int(v) for v in tensors.get(split.input[1], np.zeros(0, np.int64))]
+    if not sizes:
+        return None
+    sigmoid_of = {n.input[0]: n.output[0] for n in graph.node if n.op_type == "Sigmoid"}
+    return [(sigmoid_of.get(out, out), size)
+            for out, size in zip(split.output, sizes, strict=True)]
+
+
+MERGED_HEADS = "heads_"  # the prefix of the merged output convolution's tensors
+
+
+def merge_heads(path: Path) -> bool:
+    """Rewrite a detector file so its two output convolutions (the heat map's, before
+    its sigmoid, and the box sizes') are one, its output channels split after it: the
+    same sums in the same order per channel, so both outputs come out bit for bit as
+    before (tested), in one convolution pass instead of two over the stride-4 map
+    (issue 9p: each of the two took 1.3 ms of a 416 px pass, the merged one 1.3 ms).
+    False when there is nothing to merge (a file already merged); a file with no
+    network in it raises InitUnusable naming it."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = _read_onnx(path)
+    graph = model.graph
+    if not graph.node:
+        raise InitUnusable(f"{path}: not an ONNX network (no nodes in it)")
+    made_by = {out: n for n in graph.node for out in n.output}
+    sig = next((n for n in graph.node if n.op_type == "Sigmoid" and n.output[0] == "hm"),
+               None)
+    hm = made_by.get(sig.input[0]) if sig is not None else None
+    wh = made_by.get("wh")
+    if (hm is None or wh is None or hm.op_type != "Conv" or wh.op_type != "Conv"
+            or hm.input[0] != wh.input[0] or len(hm.input) < 3 or len(wh.input) < 3
+            or list(hm.attribute) != list(wh.attribute)):
+        return False
+    inits = {t.name: t for t in graph.initializer}
+    casts = {n.output[0]: n for n in graph.node if n.op_type == "Cast"}
+
+    def stored(name: str) -> tuple[np.ndarray, onnx.NodeProto | None]:
+        cast = casts.get(name)  # weights kept at half precision (store_half)
+        source = cast.input[0] if cast is not None else name
+        return numpy_helper.to_array(inits[source]), cast
+
+    (hw, hcast), (ww, wcast) = stored(hm.input[1]), stored(wh.input[1])
+    (hb, _), (wb, _) = stored(hm.input[2]), stored(wh.input[2])
+    weight = f"{MERGED_HEADS}weight"
+    tensors = [numpy_helper.from_array(np.concatenate([hb, wb]), f"{MERGED_HEADS}bias"),
+               numpy_helper.from_array(np.array([len(hw), len(ww)], np.int64),
+                                       f"{MERGED_HEADS}split")]
+    nodes = []
+    if hcast is not None and wcast is not None:
+        tensors.append(numpy_helper.from_array(np.concatenate([hw, ww]), f"{weight}_f16"))
+        nodes.append(helper.make_node("Cast", [f"{weight}_f16"], [weight],
+                                      to=TensorProto.FLOAT, name=f"{weight}_cast"))
+    else:
+        tensors.append(numpy_helper.from_array(
+            np.concatenate([hw, ww]).astype(np.float32), weight))
+    logit, merged = hm.output[0], f"{MERGED_HEADS}out"
+    nodes.append(helper.make_node("Conv", [hm.input[0], weight, f"{MERGED_HEADS}bias"],
+                                  [merged], name=f"/{MERGED_HEADS}conv"))
+    nodes[-1].attribute.extend(hm.attribute)
+    nodes.append(helper.make_node("Split", [merged, f"{MERGED_HEADS}split"], [logit, "wh"],
+                                  axis=1, name=f"/{MERGED_HEADS}split"))
+    gone = {hm.name, wh.name}
+    unused = {hm.input[1], hm.input[2], wh.input[1], wh.input[2]}
+    kept = [n for n in graph.node if n.name not in gone
+            and not (n.op_type == "Cast" and n.output[0] in unused)]
+    at = kept.index(sig)
+    kept[at:at] = nodes
+    del graph.node[:]
+    graph.node.extend(kept)
+    still = {i for n in graph.node for i in n.input}
+    for t in list(graph.initializer):
+        if t.name not in still:
+            graph.initializer.remove(t)
+    graph.initializer.extend(tensors)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return True
+
+
+def rewrite_files(names: list[str], rewrite, changed: str, unchanged: str,
+                  usage: str, say=print) -> int:
+    """The command line of a tool that rewrites network files in place
+    (``tools/half_weights.py``, ``tools/merge_heads.py``): ``rewrite(path)`` on each
+    file, one line each saying whether it changed; the usage line and 2 when no file is
+    named; a file that cannot be read or written ends it with one line naming it and 2."""
+    if not names:
+        say(usage)
+        return 2
+    for name in names:
+        try:
+            done = rewrite(Path(name))
+        except (InitUnusable, OSError) as exc:  # unreadable or unwritable: names the file
+            say(exc)
+            return 2
+        say(f"{name}: {changed if done else unchanged}")
+    return 0
 
 
 def freeze_batch_norm(model: nn.Module) -> None:
@@ -939,6 +1059,7 @@ def _export_det(det: Detector, out: Path) -> None:
                       dynamic_axes={"image": {2: "h", 3: "w"}, "hm": {2: "oh", 3: "ow"},
                                     "wh": {2: "oh", 3: "ow"}}, **_ONNX)
     store_half(out / "detector.onnx")
+    merge_heads(out / "detector.onnx")
 
 
 def _export_cls(cls: Classifier, out: Path, name: str = "classifier",

@@ -605,6 +605,139 @@ def test_store_half_refuses_a_missing_file_naming_it(tmp_path):
         T.store_half(tmp_path / "gone.onnx")
 
 
+def _unmerged_detector(path: Path) -> None:
+    """A detector exported as before issue 9p: two output convolutions, half weights."""
+    torch.manual_seed(0)
+    model = T.Detector()
+    _with_batch_norm_stats(model)
+    torch.onnx.export(model, torch.zeros(1, 3, T.DET_SIZE, T.DET_SIZE), str(path),
+                      input_names=["image"], output_names=["hm", "wh"],
+                      dynamic_axes={"image": {2: "h", 3: "w"}, "hm": {2: "oh", 3: "ow"},
+                                    "wh": {2: "oh", 3: "ow"}}, **T._ONNX)
+    T.store_half(path)
+
+
+def _convs(path: Path) -> int:
+    import onnx
+
+    return sum(n.op_type == "Conv" for n in onnx.load(str(path)).graph.node)
+
+
+def test_merge_heads_gives_both_outputs_bit_for_bit_on_both_runtimes(tmp_path):
+    """Issue 9p: the heat map's and the box sizes' convolutions made one; ONNX Runtime and
+    OpenCV DNN give exactly what the unmerged file gives, at any input size."""
+    import shutil
+
+    import cv2
+
+    before, after = tmp_path / "before.onnx", tmp_path / "after.onnx"
+    _unmerged_detector(before)
+    shutil.copy(before, after)
+    assert T.merge_heads(after)
+    assert _convs(after) == _convs(before) - 1
+    rng = np.random.default_rng(3)
+    for shape in ((1, 3, 128, 160), (1, 3, 96, 64)):
+        x = rng.random(shape, dtype=np.float32)
+        want = ort.InferenceSession(str(before)).run(["hm", "wh"], {"image": x})
+        got = ort.InferenceSession(str(after)).run(["hm", "wh"], {"image": x})
+        for w, g in zip(want, got, strict=True):
+            assert w.shape == g.shape and np.array_equal(w, g)
+        net = cv2.dnn.readNetFromONNX(str(after))
+        net.setInput(x)
+        for w, g in zip(want, net.forward(["hm", "wh"]), strict=True):
+            assert np.abs(w - g).max() < 1e-5
+    # the same bytes merge to the same bytes (a retrain's export rebuilds the file the
+    # conversion made); running it again changes nothing; the weights come back for a
+    # fine-tune as before
+    data = after.read_bytes()
+    again = tmp_path / "again.onnx"
+    shutil.copy(before, again)
+    assert T.merge_heads(again) and again.read_bytes() == data
+    assert not T.merge_heads(after) and after.read_bytes() == data
+    a, b = T.Detector(), T.Detector()
+    T.load_onnx_weights(a, before)
+    T.load_onnx_weights(b, after)
+    assert all(torch.equal(v, b.state_dict()[k]) for k, v in a.state_dict().items())
+
+
+def test_an_exported_detector_has_its_output_convolutions_merged(tmp_path):
+    path = tmp_path / "plain.onnx"
+    _unmerged_detector(path)
+    T._export_det(T.Detector().eval(), tmp_path)
+    assert _convs(tmp_path / "detector.onnx") == _convs(path) - 1
+
+
+def test_the_committed_detector_has_its_output_convolutions_merged():
+    from companion.vision.learned import MODEL_DIR
+
+    path = MODEL_DIR / "detector.onnx"
+    if not path.is_file():
+        pytest.skip("no committed model")
+    data = path.read_bytes()
+    assert not T.merge_heads(path)  # nothing left to merge, file untouched
+    assert path.read_bytes() == data
+
+
+def test_merge_heads_refuses_a_file_with_no_network_or_none_at_all_naming_it(tmp_path):
+    path = tmp_path / "notes.onnx"
+    path.write_text("x\n")
+    with pytest.raises(ValueError, match="notes.onnx: not an ONNX network"):
+        T.merge_heads(path)
+    assert path.read_text() == "x\n"
+    with pytest.raises(ValueError, match="gone.onnx: cannot read"):
+        T.merge_heads(tmp_path / "gone.onnx")
+
+
+def test_merge_heads_leaves_a_classifier_alone(tmp_path):
+    T._export_cls(T.Classifier().eval(), tmp_path)
+    path = tmp_path / "classifier.onnx"
+    data = path.read_bytes()
+    assert not T.merge_heads(path) and path.read_bytes() == data
+
+
+def test_the_merge_tool_converts_a_file_once_and_names_one_it_cannot_read(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    before, path = tmp_path / "before.onnx", tmp_path / "detector.onnx"
+    _unmerged_detector(before)
+    shutil.copy(before, path)
+
+    def run(*names):
+        done = subprocess.run([sys.executable, str(repo / "tools" / "merge_heads.py"),
+                               *map(str, names)], capture_output=True, text=True, cwd=repo)
+        return done.returncode, done.stdout.strip().splitlines()
+
+    assert run(path, path) == (0, [f"{path}: output convolutions now one",
+                                   f"{path}: nothing to merge"])
+    assert _convs(path) == _convs(before) - 1
+    code, lines = run(tmp_path / "gone.onnx")
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"{tmp_path / 'gone.onnx'}:")
+    code, lines = run()
+    assert code == 2 and lines == ["Merge a detector's two output convolutions into one: "
+                                   "python tools/merge_heads.py FILE..."]
+
+
+def test_rewrite_files_stops_at_the_first_file_it_cannot_read(tmp_path):
+    said, seen = [], []
+
+    def rewrite(path):
+        seen.append(path.name)
+        if path.name == "bad.onnx":
+            raise T.InitUnusable(f"{path}: cannot read: broken")
+        return path.name == "a.onnx"
+
+    names = [str(tmp_path / n) for n in ("a.onnx", "b.onnx", "bad.onnx", "c.onnx")]
+    assert T.rewrite_files(names, rewrite, "done", "as it was", "usage", said.append) == 2
+    assert seen == ["a.onnx", "b.onnx", "bad.onnx"]
+    assert [str(x) for x in said] == [f"{names[0]}: done", f"{names[1]}: as it was",
+                                      f"{names[2]}: cannot read: broken"]
+    assert T.rewrite_files([], rewrite, "done", "as it was", "usage", said.append) == 2
+    assert said[-1] == "usage"
+
+
 def test_ema_returns_the_running_average_of_the_same_steps(monkeypatch):
     """--ema changes what is exported, not the steps: after two steps the network is
     decay x the first step's weights + (1 - decay) x the second's (the first copied).
