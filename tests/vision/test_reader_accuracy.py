@@ -1,0 +1,27 @@
+"""benchmarks/reader_accuracy.py: the speed rounds set against issue 8's budget."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from scripts import load_script
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "reader_accuracy.py"
+
+
+def test_the_budget_verdict_goes_by_the_median_round_not_the_worst():
+    lines = load_script(SCRIPT).budget_lines(
+        {"640x640": [29.0, 31.5, 28.0], "1280x720": [58.0, 61.0, 60.5, 62.0]})
+    assert lines == [
+        "640x640: median of 3 rounds 29.0 ms (rounds 28.0-31.5); budget 30 ms: within",
+        "1280x720: median of 4 rounds 60.8 ms (rounds 58.0-62.0); budget 60 ms: OVER"]
+
+
+def test_rounds_below_one_are_refused_in_one_line():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--rounds", "0"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "reader_accuracy.py: error: --rounds must be at least 1, not 0")
