@@ -680,12 +680,12 @@ def load_onnx_weights(model: nn.Module, path: Path) -> None:
             tensors[node.output[0]] = tensors[node.input[0]].astype(np.float32)
     convs = []  # (node, its output channels start:stop or None for all) in order
     for node in (n for n in graph.node if n.op_type == "Conv"):
-        parts = _merged_parts(graph, node, tensors)
-        if parts is None:
+        sizes = _merged_sizes(graph, node, tensors)
+        if sizes is None:
             convs.append((node, None))
             continue
         start = 0  # a merged output convolution (merge_heads): its parts, in order
-        for _, size in parts:
+        for size in sizes:
             convs.append((node, slice(start, start + size)))
             start += size
     mods = list(model.modules())
@@ -751,19 +751,14 @@ def store_half(path: Path) -> bool:
     return bool(full)
 
 
-def _merged_parts(graph, conv, tensors: dict) -> list[tuple[str, int]] | None:
-    """The outputs a convolution ``merge_heads`` made holds, as (output, channels) in
-    order (the heat map named by its sigmoid's output, "hm"), else None."""
+def _merged_sizes(graph, conv, tensors: dict) -> list[int] | None:
+    """The output channels of each network convolution a merged one (``merge_heads``)
+    holds, in order, else None: a convolution whose one user splits its channels."""
     users = [n for n in graph.node if conv.output[0] in n.input]
     if len(users) != 1 or users[0].op_type != "Split" or len(users[0].input) < 2:
         return None
-    split = users[0]
-    sizes = [int(v) for v in tensors.get(split.input[1], np.zeros(0, np.int64))]
-    if not sizes:
-        return None
-    sigmoid_of = {n.input[0]: n.output[0] for n in graph.node if n.op_type == "Sigmoid"}
-    return [(sigmoid_of.get(out, out), size)
-            for out, size in zip(split.output, sizes, strict=True)]
+    sizes = [int(v) for v in tensors.get(users[0].input[1], np.zeros(0, np.int64))]
+    return sizes or None
 
 
 MERGED_HEADS = "heads_"  # the prefix of the merged output convolution's tensors
@@ -796,11 +791,14 @@ def merge_heads(path: Path) -> bool:
     inits = {t.name: t for t in graph.initializer}
     casts = {n.output[0]: n for n in graph.node if n.op_type == "Cast"}
 
-    def stored(name: str) -> tuple[np.ndarray, onnx.NodeProto | None]:
-        cast = casts.get(name)  # weights kept at half precision (store_half)
-        source = cast.input[0] if cast is not None else name
-        return numpy_helper.to_array(inits[source]), cast
+    def source(name: str) -> str:  # weights kept at half precision (store_half): cast
+        return casts[name].input[0] if name in casts else name
 
+    def stored(name: str) -> tuple[np.ndarray, onnx.NodeProto | None]:
+        return numpy_helper.to_array(inits[source(name)]), casts.get(name)
+
+    if any(source(n) not in inits for n in (*hm.input[1:3], *wh.input[1:3])):
+        return False  # weights computed in the graph: not a file this knows how to merge
     (hw, hcast), (ww, wcast) = stored(hm.input[1]), stored(wh.input[1])
     (hb, _), (wb, _) = stored(hm.input[2]), stored(wh.input[2])
     weight = f"{MERGED_HEADS}weight"
