@@ -109,5 +109,6 @@ def wrong_dice(items, predictions) -> list[tuple[str, float, int, int, float]]:
     return [(item.key, item.dice[li].side, item.dice[li].face, pred.face, pred.confidence)
             for item, li, pred in confidently_wrong(items, predictions)]
 
+
 if __name__ == "__main__":
     sys.exit(main())

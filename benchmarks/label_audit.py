@@ -207,13 +207,14 @@ def pick(rng: random.Random, model: str | None, sample: dict[str, int] | None = 
         items = dice_photos.load_set(name)
         sources = dict(zip((m.key for m in items), dice_photos.sources_of(name, items),
                            strict=True))
+        photos = {m.key: dice_photos.photo_key(m.path) for m in items}  # as the keys name it
         if candidates:
             res = evaluate_manifest(items, reader=reader)
             wrong = confidently_wrong(items, res.predictions)
             for item, li, pred in wrong:
                 die = item.dice[li]
-                rows.setdefault((dice_photos.photo_key(item.path), die.box), dict(
-                    kind="candidate", set=name, image=dice_photos.photo_key(item.path), box=die.box,
+                rows.setdefault((photos[item.key], die.box), dict(
+                    kind="candidate", set=name, image=photos[item.key], box=die.box,
                     label=die.face, read=pred.face, confidence=f"{pred.confidence:.2f}",
                     source=sources[item.key]))
             print(f"{name}: {len(wrong)} confidently wrong", flush=True)
@@ -225,10 +226,10 @@ def pick(rng: random.Random, model: str | None, sample: dict[str, int] | None = 
             if taken == sample.get(name, 0):
                 break
             die = item.dice[li]
-            k = (dice_photos.photo_key(item.path), die.box)
+            k = (photos[item.key], die.box)
             if k in rows or (k[0], dice_photos.rounded_box(die.box)) in exclude:
                 continue
-            rows[k] = dict(kind="sample", set=name, image=dice_photos.photo_key(item.path),
+            rows[k] = dict(kind="sample", set=name, image=k[0],
                            box=die.box, label=die.face, read="", confidence="",
                            source=sources[item.key])
             taken += 1
@@ -385,12 +386,13 @@ def readable_or_not(rows: list[dict]) -> None:
     outcome: dict[tuple, str] = {}
     for name in sorted({r["set"] for r in sample}):
         want = {r["image"] for r in sample if r["set"] == name}
-        items = [m for m in dice_photos.load_set(name) if dice_photos.photo_key(m.path) in want]
+        every = dice_photos.load_set(name)
+        photos = {m.key: dice_photos.photo_key(m.path) for m in every}
+        items = [m for m in every if photos[m.key] in want]
         res = evaluate_manifest(items, reader=learned)
         for item, li, pred in matched_readings(items, res.predictions):
-            die = item.dice[li]
-            key = (dice_photos.photo_key(item.path), *map(str, dice_photos.rounded_box(die.box)))
-            outcome[key] = (
+            box = dice_photos.rounded_box(item.dice[li].box)
+            outcome[(photos[item.key], *map(str, box))] = (
                 "missed" if pred is None else pred.face)
     print("\nthe committed reader on the control sample: readable = both raters read the "
           "same face (the label, or the face they corrected it to)")

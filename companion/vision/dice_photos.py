@@ -216,6 +216,7 @@ def apply_fixes(items: list[ManifestImage], root: Path,
         out.append(replace(m, dice=tuple(dice)))
     return out
 
+
 def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     """A named split, as manifest images (paths resolved under the photo root); a name
     ending in ``-half`` is that split's half-size set (``half_size``), one ending in
