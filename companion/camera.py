@@ -16,7 +16,7 @@ import logging
 from typing import Any
 
 from companion.loop import Referee
-from companion.vision.types import FrameReading
+from companion.vision.types import UNKNOWN, FrameReading
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,7 @@ class CameraInput:
         self._escaped: set[str] = set()
         self._dice: Any = None
         self._advice: str | None = None  # the other games' last camera advice
+        self._unread: str | None = None  # and what they last said of dice not read
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start the vision thread. Whatever goes wrong here (a profile that will not
@@ -155,20 +156,29 @@ class CameraInput:
         """The pips of the settled pip dice, left to right, through the game's
         `camera_event` (Vault solitaire: `seen`, the roll proposed) and `camera_advice`
         (the helper's use of this roll), said once per new advice; the table takes the
-        roll with a press, `take` or the page."""
-        dice = sorted((d for d in reading.dice if d.dice_set == "pip" and d.face.isdigit()),
-                      key=lambda d: d.centre)
-        pips = [int(d.face) for d in dice]
-        proposal = game.camera_event(self.referee.state, pips)
+        roll with a press, `take` or the page. Dice the reader could not read are a "?"
+        in the status line, and the game's `camera_unread` says what to do about them
+        (once per new line)."""
+        # the pip dice left to right: a face 1-6, or None where the reader said unknown
+        faces = [int(d.face) if d.face.isdigit() else None
+                 for d in sorted((d for d in reading.dice if d.dice_set == "pip"
+                                  and (d.face.isdigit() or d.face == UNKNOWN)),
+                                 key=lambda d: d.centre)]
+        pips = [f for f in faces if f is not None]
+        state = self.referee.state
+        proposal = game.camera_event(state, pips)
         if proposal is not None and self.post is not None:  # logged like any event
             self.post(proposal)
-        advice = game.camera_advice(self.referee.state, pips)
-        if advice and advice != self._advice:
-            self.referee.say(advice)
-        self._advice = advice
+        # said once each: the advice on a roll read, the dice it could not read
+        for said, attr in ((game.camera_advice(state, pips), "_advice"),
+                           (game.camera_unread(state, faces), "_unread")):
+            if said and said != getattr(self, attr):
+                self.referee.say(said)
+            setattr(self, attr, said)
+        shown = " ".join("?" if f is None else str(f) for f in faces) or "-"
         self.referee.set_camera_overlay(
             self.referee.mosaic,
-            f"Camera: {len(reading.dice)} dice settled, pips {' '.join(map(str, pips)) or '-'}"
+            f"Camera: {len(reading.dice)} dice settled, pips {shown}"
             f"{'' if reading.mat_found else ', no mat in view'}",
         )
         self.referee.refresh()

@@ -7,7 +7,8 @@ whose press answers the race (`late_seat`), what a press means otherwise
 (`press_event`), the LED board and the terminal's lines
 (`render`, `status_lines`), the sim's short commands (`parse_command`, `help`), the
 page's legal moves and extra fields (`page_moves`, `page_details`) and how a camera
-reading becomes advice (`camera_advice`). Vault Assault's entry wraps its existing
+reading becomes advice (`camera_advice`) and what the table hears of dice the camera
+could not read (`camera_unread`). Vault Assault's entry wraps its existing
 modules unchanged; it is also the default (a log without `new_game`, a fresh box).
 
 `judge(state, event)` is the one place an event meets a game: the game of `state`,
@@ -85,6 +86,12 @@ class Game:
     # takes it or not: Vault solitaire's `seen`), or None: nothing new to propose.
     camera_event: Callable[[Any, Any], dict[str, Any] | None] = field(
         default=lambda state, pips: None)
+    # What to tell the table when some of the camera's settled pip dice could not be
+    # read: (state, their faces left to right, None for each one not read) -> one line
+    # (said once per reading), or None: nothing to say (Vault solitaire: while a roll
+    # is awaited, which of the five dice to nudge or enter by hand).
+    camera_unread: Callable[[Any, Any], str | None] = field(
+        default=lambda state, faces: None)
     # A window the table's timer closes on its own (companion.window_timer): (a key
     # for this window, the event that closes it[, its own seconds]), or None while none
     # is open.

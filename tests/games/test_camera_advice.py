@@ -77,3 +77,42 @@ def test_a_second_reading_replaces_the_first_and_take_is_a_command():
     assert r.rejection is not None and r.rejection.code == "wrong_phase"
     assert ref.submit({"type": "undo"}).rejection is None  # undo the roll: seen again
     assert ref.state.seen == (6, 6, 5, 4, 1) and ref.state.dice == ()
+
+
+def test_five_dice_with_some_not_read_are_said_once_with_a_question_mark_for_each():
+    ref = Referee()
+    ref.submit({"type": "new_game", "game": "vault-solitaire", "players": 1, "names": ["Sam"]})
+    posted = []
+    cam = CameraInput(ref, "synthetic", profile_dir="", post=posted.append)
+    unread = "Camera cannot read 1 of the 5 dice (5 ? 3 1 6): nudge it or enter the roll"
+    cam.on_reading(reading("5", "unknown", "3", "1", "6"))
+    assert [m for m in ref.messages if m.startswith("Camera")] == [unread]
+    assert ref.camera_status.startswith("Camera: 5 dice settled, pips 5 ? 3 1 6")
+    assert posted == []  # four faces are not a roll: nothing proposed
+    cam.on_reading(reading("5", "unknown", "3", "1", "6"))  # the same reading: said once
+    assert list(ref.messages).count(unread) == 1
+    cam.on_reading(reading("5", "2", "3", "1", "6"))  # nudged: read whole, proposed
+    assert posted == [{"type": "seen", "dice": [5, 2, 3, 1, 6]}]
+    assert ref.camera_status.startswith("Camera: 5 dice settled, pips 5 2 3 1 6")
+    cam.on_reading(reading("unknown", "2", "3", "unknown", "6"))
+    assert ref.messages[-1] == ("Camera cannot read 2 of the 5 dice (? 2 3 ? 6): nudge them "
+                                "or enter the roll")
+    cam.on_reading(reading("5", "unknown", "3", "1", "6"))  # unread again: said again
+    assert list(ref.messages).count(unread) == 2
+
+
+def test_what_is_said_of_dice_not_read_depends_on_the_game_awaiting_five():
+    game = registry.get("vault-solitaire")
+    ref = Referee()
+    ref.submit({"type": "new_game", "game": "vault-solitaire", "players": 1, "names": ["Sam"]})
+    say = game.camera_unread
+    assert say(ref.state, [None, None, None, None, None]).startswith(
+        "Camera cannot read 5 of the 5 dice (? ? ? ? ?)")
+    for faces in ([5, 2, 3, 1, 6], [5, None, 3, 1], [5, None, 3, 1, 6, 2], "5?316",
+                  [5, None, 3, 1, 7], [5, None, 3, True, 6], [5, None, "3", 1, 6], None):
+        assert say(ref.state, faces) is None, faces
+    assert ref.submit({"type": "roll", "dice": [5, 2, 3, 1, 6]}).rejection is None
+    assert say(ref.state, [5, None, 3, 1, 6]) is None  # the roll is in: nothing to ask
+    # the other games say nothing of dice they do not read
+    for other in ("vault-assault", "big-score", "vault-abstract"):
+        assert registry.get(other).camera_unread(ref.state, [5, None, 3, 1, 6]) is None

@@ -4,8 +4,9 @@ LED board: "A 12" (the lock closing this round, the score so far); row 6 the fiv
 dice of the roll (lit: still to use); row 7 one pixel per lock whose gems were circled.
 At game over: the score and the rank, cycling. While a roll is awaited, the camera's
 pip reading of the five dice is logged as `seen` (`camera_event`), shown ("A? 35561")
-and advised on (`camera_advice`); the player's button press (or `take`, or the page)
-takes it as the roll.
+and advised on (`camera_advice`); five dice with some the camera cannot read are said
+with a "?" for each (`camera_unread`), to nudge or enter by hand. The player's button
+press (or `take`, or the page) takes a reading as the roll.
 """
 
 from __future__ import annotations
@@ -188,6 +189,23 @@ def camera_event(state: SolitaireState, pips: Any) -> dict[str, Any] | None:
     return {"type": "seen", "dice": list(pips)}
 
 
+def camera_unread(state: SolitaireState, faces: Any) -> str | None:
+    """Five dice settled while a roll is awaited, some of them not read (None): which
+    ones, left to right, for the table to nudge them or enter the roll; None otherwise
+    (all five read, another count of dice, or no roll awaited)."""
+    if (state.phase != ROLL or not isinstance(faces, list | tuple) or len(faces) != d.DICE
+            or not all(f is None or (isinstance(f, int) and not isinstance(f, bool)
+                                     and 1 <= f <= 6) for f in faces)):
+        return None
+    unread = sum(1 for f in faces if f is None)
+    if not unread:
+        return None
+    shown = " ".join("?" if f is None else str(f) for f in faces)
+    which = "it" if unread == 1 else "them"
+    return (f"Camera cannot read {unread} of the {d.DICE} dice ({shown}): nudge {which} "
+            f"or enter the roll")
+
+
 def press_event(state: SolitaireState, seat: int, ts_ns: int) -> dict[str, Any] | None:
     """The player's press takes the camera's reading as this round's roll."""
     take = take_seen(state)
@@ -210,5 +228,6 @@ GAME = Game(
     page_details=page_details,
     camera_advice=camera_advice,
     camera_event=camera_event,
+    camera_unread=camera_unread,
     press_event=press_event,
 )
