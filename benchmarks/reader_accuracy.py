@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/reader_accuracy.py            # accuracy + speed table
     .venv/bin/python benchmarks/reader_accuracy.py --fewshot  # + few-shot N = 1, 3, 10
     .venv/bin/python benchmarks/reader_accuracy.py --sets table-val trays-val  # validation
-.venv/bin/python benchmarks/reader_accuracy.py --misses --no-pips  # where the loss is
+    .venv/bin/python benchmarks/reader_accuracy.py --misses --no-pips  # where the loss is
+    .venv/bin/python benchmarks/reader_accuracy.py --peaks --no-pips  # by detector score
     .venv/bin/python benchmarks/reader_accuracy.py --intervals --no-pips  # how sure
     .venv/bin/python benchmarks/reader_accuracy.py --sets --no-pips --rounds 7  # speed only
 
@@ -46,18 +47,12 @@ def misses(reader, items) -> str:
     classifier calls "not a die", a box dropped as centred inside a stronger kept box
     (``keep_nested`` false); and of the dice read, face right / unknown / confidently
     wrong."""
-    from companion.vision.evaluate import PredictedDie, match
     from companion.vision.learned import FACES, kept_boxes
     from companion.vision.learned_model import NOT_A_DIE
 
     n = no_peak = low = not_die = nested = right = unknown = wrong = 0
     for m in items:
-        img = load_image(m.path)
-        boxes = reader.detect(img, 0.02)
-        probs = reader.face_probabilities(img, boxes)
-        preds = [PredictedDie("?", b[:4], ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), b[4])
-                 for b in boxes]
-        found = {li: pi for pi, li in match(preds, m.dice)}
+        boxes, probs, found = _found(reader, m)
         dropped = (set(kept_boxes(boxes, probs, reader.keeps))
                    - set(kept_boxes(boxes, probs, reader.keeps, reader.keep_nested)))
         for li, die in enumerate(m.dice):
@@ -83,6 +78,62 @@ def misses(reader, items) -> str:
                 wrong += 1
     return " | ".join(f"{v / max(1, n):.1%}" for v in (no_peak, low, not_die, nested, right,
                                                        unknown, wrong))
+
+
+def _found(reader, m) -> tuple[list, object, dict[int, int]]:
+    """One photo read for ``misses`` and ``peak_records``: every box the detector scores
+    0.02 or more, their face probabilities, and labelled die -> the box matched to it."""
+    from companion.vision.evaluate import PredictedDie, match
+
+    img = load_image(m.path)
+    boxes = reader.detect(img, 0.02)
+    probs = reader.face_probabilities(img, boxes)
+    preds = [PredictedDie("?", b[:4], ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), b[4])
+             for b in boxes]
+    return boxes, probs, {li: pi for pi, li in match(preds, m.dice)}
+
+
+PEAK_BANDS = (0.02, 0.1, 0.3, 0.5, 0.7, 1.0)
+
+
+def peak_records(reader, items) -> list[tuple[float | None, float, bool]]:
+    """For each labelled die: the detector score of the box matched to it (None: no
+    peak of 0.02 near it), how sure the classifier's top face is and whether it is the
+    label's ("not a die" aside, as ``misses`` reads faces)."""
+    from companion.vision.learned import FACES
+    from companion.vision.learned_model import NOT_A_DIE
+
+    out = []
+    for m in items:
+        boxes, probs, found = _found(reader, m)
+        for li, die in enumerate(m.dice):
+            pi = found.get(li)
+            if pi is None:
+                out.append((None, 0.0, False))
+                continue
+            k = int(probs[pi][:NOT_A_DIE].argmax())
+            out.append((float(boxes[pi][4]), float(probs[pi][k]), FACES[k] == die.face))
+    return out
+
+
+def peak_bands(records, sure: float, bands=PEAK_BANDS) -> list[str]:
+    """``peak_records`` by detector score band: the band's share of the labelled dice,
+    how often the classifier's top face is right there, and the shares read at least
+    ``sure`` sure right and wrong (of the band's dice); shares with the dice counted.
+    The last band holds its top."""
+    n = max(1, len(records))
+    lost = sum(r[0] is None for r in records)
+    rows = [f"no peak | {lost / n:.1%} ({lost}) | | |"]
+    for i, (lo, hi) in enumerate(zip(bands, bands[1:], strict=False)):
+        last = i == len(bands) - 2
+        got = [r for r in records if r[0] is not None and lo <= r[0]
+               and (r[0] <= hi if last else r[0] < hi)]
+        k = max(1, len(got))
+        rows.append(f"{lo:g}-{hi:g} | {len(got) / n:.1%} ({len(got)}) | "
+                    f"{sum(r[2] for r in got) / k:.1%} | "
+                    f"{sum(r[2] and r[1] >= sure for r in got) / k:.1%} / "
+                    f"{sum(not r[2] and r[1] >= sure for r in got) / k:.1%} |")
+    return rows
 
 
 def speed(reader, images, repeat: int = 1) -> float:
@@ -120,6 +171,9 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=3, help="few-shot draws per N")
     ap.add_argument("--misses", action="store_true",
                     help="also where the learned reader loses each die")
+    ap.add_argument("--peaks", action="store_true",
+                    help="also the dice found by detector score band, and how well "
+                         "the classifier reads each band")
     ap.add_argument("--intervals", action="store_true",
                     help="also 95%% intervals (bootstrap over source photos)")
     ap.add_argument("--backends", action="store_true",
@@ -175,6 +229,18 @@ def main() -> int:
         print("|---|---|---|---|---|---|---|---|")
         for name in args.sets:
             print(f"| {name} | {misses(learned, dice_photos.load_set(name))} |", flush=True)
+
+    if args.peaks:
+        print(f"\nthe labelled dice by the detector score of their box: share of the "
+              f"set's dice, the classifier's top face right, and read at least "
+              f"{learned.low_face_threshold} sure (the faint-box rule's face) right / "
+              f"wrong, of the band's dice:")
+        print("| set | detector score | dice | top face right | sure: right / wrong |")
+        print("|---|---|---|---|---|")
+        for name in args.sets:
+            records = peak_records(learned, dice_photos.load_set(name))
+            for line in peak_bands(records, learned.low_face_threshold):
+                print(f"| {name} | {line}", flush=True)
 
     # speed on the frame sizes the issue names
     table = [load_image(m.path) for m in dice_photos.load_set("table-test")[:30]]
