@@ -301,6 +301,7 @@ class Appliance:
                         "threads": cfg.camera.threads,
                         "nice": cfg.camera.nice,
                         "process": cfg.camera.process,
+                        "reader": cfg.camera.reader,
                     },
                 )
             )

@@ -16,6 +16,7 @@ import logging
 from typing import Any
 
 from companion.loop import Referee
+from companion.speech.phrases import unread_phrase
 from companion.vision.types import UNKNOWN, FrameReading
 
 log = logging.getLogger(__name__)
@@ -34,12 +35,14 @@ class CameraInput:
         gate: bool = True,
         process: bool = True,
         post: Any = None,
+        reader: str = "pips",
     ) -> None:
         self.referee = referee
         # where an event the camera proposes goes (the table's queue, like a typed
         # line); None: the camera proposes nothing
         self.post = post
         self.process = process  # the worker in a child process (else a thread here)
+        self.reader = reader  # the pip dice's reader: "pips" (classical) or "learned"
         self.fps = fps
         self.threads = threads
         self.nice = nice
@@ -69,8 +72,10 @@ class CameraInput:
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         from companion.vision.frames import open_source
         from companion.vision.pipeline import Pipeline
+        from companion.vision.process import check_pip_reader, pip_reader_named
         from companion.vision.worker import ChangeGate, VisionWorker
 
+        check_pip_reader(self.reader)
         profile = None
         if self.profile_dir:
             from companion.vision.profile import load_profile
@@ -94,6 +99,7 @@ class CameraInput:
                 threads=self.threads or 1,
                 nice=self.nice,
                 gate=self.gate,
+                reader=self.reader,
             )
             self.worker.start()
             return
@@ -105,7 +111,9 @@ class CameraInput:
             on_camera_gone=self.on_gone,
             on_frame_error=self.on_frame_error,
             # With a profile this is a symbol-dice table (Vault Assault): no pip reader.
-            pipeline=Pipeline(profile=profile, pips=profile is None),
+            pipeline=Pipeline(profile=profile, pips=profile is None,
+                              pip_reader=None if profile is not None
+                              else pip_reader_named(self.reader, self.threads or 1)),
             max_fps=self.fps,
             threads=self.threads,
             nice=self.nice,
@@ -157,8 +165,9 @@ class CameraInput:
         `camera_event` (Vault solitaire: `seen`, the roll proposed) and `camera_advice`
         (the helper's use of this roll), said once per new advice; the table takes the
         roll with a press, `take` or the page. Dice the reader could not read are a "?"
-        in the status line, and the game's `camera_unread` says what to do about them
-        (once per new line)."""
+        in the status line, and what the game's `camera_unread` says of them is raised
+        to the table once per new line (`Referee.alert`: the messages, "NUDGE DIE" on
+        the LED, and spoken)."""
         # the pip dice left to right: a face 1-6, or None where the reader said unknown
         faces = [int(d.face) if d.face.isdigit() else None
                  for d in sorted((d for d in reading.dice if d.dice_set == "pip"
@@ -170,11 +179,14 @@ class CameraInput:
         if proposal is not None and self.post is not None:  # logged like any event
             self.post(proposal)
         # said once each: the advice on a roll read, the dice it could not read
-        for said, attr in ((game.camera_advice(state, pips), "_advice"),
-                           (game.camera_unread(state, faces), "_unread")):
-            if said and said != getattr(self, attr):
-                self.referee.say(said)
-            setattr(self, attr, said)
+        advice = game.camera_advice(state, pips)
+        if advice and advice != self._advice:
+            self.referee.say(advice)
+        self._advice = advice
+        unread = game.camera_unread(state, faces)
+        if unread and unread != self._unread:  # the table must act: LED, page, speaker
+            self.referee.alert(unread, "dice_unread", unread_phrase(faces.count(None)))
+        self._unread = unread
         shown = " ".join("?" if f is None else str(f) for f in faces) or "-"
         self.referee.set_camera_overlay(
             self.referee.mosaic,

@@ -35,6 +35,8 @@ DISPLAY_TYPES = ("max7219", "terminal", "none")
 
 BLOCK_ORIENTATIONS = (0, 90, -90, 180)
 CAMERA_SOURCES = ("none", "picamera2", "picamera", "synthetic")
+# [camera] reader: the pip dice's reader, the classical counter or the learned one
+PIP_READERS = ("pips", "learned")
 # BCM numbers of the 40-pin header's GPIOs. 0 and 1 are the HAT ID EEPROM bus.
 BCM_PINS = range(2, 28)
 # SPI0 uses these BCM pins (CE1, CE0, MISO, MOSI, SCLK); SPI1 uses 16-21.
@@ -141,6 +143,9 @@ class CameraConfig:
     threads: int = 1  # OpenCV/BLAS threads the camera may use
     nice: int = 10  # how much lower the camera's CPU priority is than the referee's
     process: bool = True  # the camera in a process of its own (else a thread)
+    # The pip dice's reader: "pips" (the classical counter) or "learned" (the committed
+    # detector and classifiers, companion/data/models). Read only without a profile.
+    reader: str = "pips"
 
 
 @dataclass(frozen=True)
@@ -531,6 +536,7 @@ def _camera_table(c: _Checker, base_dir: Path | None, base: Path) -> CameraConfi
         threads=c.get("threads", 1, _integer(1, 64), "a whole number of threads (1-64)"),
         nice=c.get("nice", 10, _integer(0, 19), "a whole number between 0 and 19"),
         process=c.get("process", True, _boolean, "true or false"),
+        reader=c.get("reader", "pips", _choice(PIP_READERS), "one of " + _options(PIP_READERS)),
     )
 
 

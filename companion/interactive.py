@@ -33,6 +33,7 @@ async def run_interactive(
     camera: str | None = None,
     profile: str = "",
     page: tuple[str, int, str | None] | None = None,
+    reader: str = "pips",
     choose_seconds: float = TableConfig().choose_seconds,
 ) -> int:
     tty = sys.stdin.isatty()
@@ -51,7 +52,8 @@ async def run_interactive(
         server = await start_page(table, *page, new_game_after_over=True, window_timer=timer)
     cam = None
     if camera:  # one that will not open is said, and the referee goes on
-        cam = builder.camera(CameraParts(camera, {"profile_dir": profile}), loop)
+        cam = builder.camera(CameraParts(camera, {"profile_dir": profile, "reader": reader}),
+                             loop)
     done = asyncio.Event()
     buffer: list[str] = []
     pending: list[asyncio.Future[None]] = []  # presses on their way

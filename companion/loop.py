@@ -191,6 +191,8 @@ class Referee:
         self.mosaic: dict[int, frozenset[int]] | None = None
         self.camera_status: str | None = None
         self.listeners: list[Callable[[dict[str, Any], Result], None]] = []
+        # Who hears a line the table must act on (`alert`): the speaker, with [sound].
+        self.speech: list[Callable[[str], None]] = []
         self.internal_errors = 0
         self.last_fault: str | None = None
         self.fault_hooks: list[Callable[[str], None]] = []  # e.g. the journal
@@ -361,6 +363,21 @@ class Referee:
         self.messages.append(text)
         if flash:
             self.show_flash(flash)
+        self.refresh()
+
+    def alert(self, text: str, flash: str | None = None, spoken: str | None = None) -> None:
+        """A line the table must act on, from an edge (the camera cannot read a die): on
+        the screens (the messages), `flash` on the LED, and `spoken` (default: the line
+        itself) to each of `speech`'s hooks (the speaker); then a redraw. A hook that
+        fails is a fault like a listener's: counted and journalled, the game goes on."""
+        self.messages.append(text)
+        if flash:
+            self.show_flash(flash)
+        for hook in self.speech:
+            try:
+                hook(spoken or text)
+            except Exception as exc:
+                self._fault(exc, "a speech hook")
         self.refresh()
 
     # ---- the narrow API for the edges (camera, serve, sim): no edge writes fields

@@ -3,6 +3,7 @@ by the TableBuilder as serve wires it."""
 
 import asyncio
 
+import pytest
 from game_builders import ROW5, new_game
 
 from companion.loop import Referee
@@ -62,3 +63,78 @@ def test_synthetic_camera_feeds_settled_readings_to_the_display():
     assert ok and not cam.gone
     assert ref.mosaic is not None and set(ref.mosaic) == {1, 2, 3, 4}
     assert ref.view().camera.startswith("Camera: ") and "dice settled" in ref.view().camera
+
+
+def _solitaire_camera(frames_dir, options):
+    async def main():
+        ref = Referee()
+        builder = TableBuilder(ref)
+        table = await builder.start()
+        table.post({"type": "new_game", "game": "vault-solitaire", "players": 1,
+                    "names": ["Sam"]})
+        await table.drain()
+        cam = builder.camera(CameraParts(str(frames_dir), {"profile_dir": "", **options}))
+        ok = await settle(lambda: cam.gone or "dice settled" in (ref.camera_status or ""),
+                          timeout=60)
+        flash = ref.flash  # as the settled reading left it (a flash times out)
+        await cam.aclose()
+        await table.stop()
+        return ref, cam, ok, flash
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("process", [False, True])
+def test_the_camera_reads_pip_dice_with_the_learned_reader_when_the_config_says(
+        tmp_path, process):
+    import cv2
+
+    from companion.vision.learned import MODEL_DIR, LearnedReader
+    from companion.vision.render_dice import render_dice_scene
+
+    if not (MODEL_DIR / "detector.onnx").is_file():
+        pytest.skip("no learned model committed")
+    image, _ = render_dice_scene(7_000_003)
+    for i in range(12):  # a still table: the same frame, again and again
+        cv2.imwrite(str(tmp_path / f"frame-{i:02d}.png"), image)
+    read = sorted(LearnedReader()(image), key=lambda d: d.centre)
+    pips = " ".join("?" if d.face == "unknown" else d.face for d in read)
+    ref, cam, ok, _ = _solitaire_camera(tmp_path, {"reader": "learned", "process": process})
+    assert ok and not cam.gone, list(ref.messages)
+    assert ref.camera_status.startswith(f"Camera: {len(read)} dice settled, pips {pips}")
+    if not process:  # the thread's pipeline holds the learned reader itself
+        assert isinstance(cam.worker.pipeline.pip_reader, LearnedReader)
+
+
+def test_an_unknown_pip_reader_is_the_camera_gone_in_one_line(tmp_path):
+    ref, cam, ok, _ = _solitaire_camera(tmp_path, {"reader": "yolo", "process": False})
+    assert cam.gone
+    assert ("Camera gone (unknown pip reader 'yolo' (expected one of pips, learned)): "
+            "refereeing from the buttons") in ref.messages
+
+
+def test_five_dice_one_unread_by_the_learned_reader_reach_the_table_as_a_nudge(tmp_path):
+    import cv2
+
+    from companion.vision.learned import MODEL_DIR, LearnedReader
+    from companion.vision.render_dice import render_dice_scene
+
+    if not (MODEL_DIR / "detector.onnx").is_file():
+        pytest.skip("no learned model committed")
+    reader = LearnedReader()
+    for seed in range(7_000_040, 7_000_200):  # a rendered roll of five, one not read
+        image, _ = render_dice_scene(seed)
+        faces = [d.face for d in sorted(reader(image), key=lambda d: d.centre)]
+        if len(faces) == 5 and faces.count("unknown") == 1:
+            break
+    else:
+        raise AssertionError("no rendered roll of five with one die unread")
+    for i in range(12):
+        cv2.imwrite(str(tmp_path / f"frame-{i:02d}.png"), image)
+    ref, cam, ok, flash = _solitaire_camera(tmp_path, {"reader": "learned", "process": False})
+    shown = " ".join("?" if f == "unknown" else f for f in faces)
+    assert ok and not cam.gone
+    assert (f"Camera cannot read 1 of the 5 dice ({shown}): nudge it or enter the roll"
+            in ref.messages)
+    assert flash == "dice_unread"
+    assert ref.state.seen == ()  # four faces are no roll: nothing proposed

@@ -176,6 +176,7 @@ def test_the_example_message_from_the_docs() -> None:
         ("[pico]\nenabled = 1", "pico.enabled", "true or false"),
         ("[log]\ndir = ''", "log.dir", "directory path"),
         ("[camera]\nsource = -1", "camera.source", "picamera2"),
+        ("[camera]\nreader = 'yolo'", "camera.reader", '"pips", "learned"'),
         ("timing = 5", "timing", "a table"),
     ],
 )
@@ -291,3 +292,9 @@ def test_camera_stream_and_undo_keys() -> None:
     assert "camera.fps" in error_of("[camera]\nfps = 0\n")
     assert "camera.threads" in error_of('[camera]\nthreads = "all"\n')
     assert "log.undo_limit" in error_of("[log]\nundo_limit = -1\n")
+
+
+def test_the_cameras_pip_reader_is_the_classical_one_unless_the_config_says():
+    assert Config().camera.reader == "pips"
+    assert parse_config('[camera]\nreader = "learned"\n').camera.reader == "learned"
+    assert load_config(EXAMPLE).camera.reader == "pips"

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from companion.config import PIP_READERS
 from companion.events import EventFormatError, decode, is_comment, split_lines
 from companion.gamelog import GameLog
 from companion.games.registry import summary
@@ -48,6 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DIR",
         default="calibration/synthetic",
         help="calibration profile for the camera's symbol dice (default: %(default)s)",
+    )
+    p.add_argument(
+        "--reader",
+        choices=PIP_READERS,
+        default="pips",
+        help="the camera's pip-dice reader: the classical counter (default) or the learned "
+        "detector and classifiers (read only with --profile \"\")",
     )
     p.add_argument(
         "--sound",
@@ -264,7 +272,8 @@ def run(args: argparse.Namespace) -> int:
     speaker = _speaker(args, referee)
     try:
         return asyncio.run(
-            run_interactive(referee, camera=args.camera, profile=args.profile, page=page)
+            run_interactive(referee, camera=args.camera, profile=args.profile, page=page,
+                            reader=args.reader)
         )
     finally:
         # the log the sim opened, and the one a new game after game over moved the

@@ -56,6 +56,7 @@ FLASH_WORDS = {
     "stage": "STAGE",
     "stuck": "STUCK!",
     "camera_gone": "CAMERA GONE",
+    "dice_unread": "NUDGE DIE",
     "log_failing": "LOG FAILING",
 }
 

@@ -1,5 +1,6 @@
 """Wires the speaker to the referee: every event the referee handles goes through the
-pure `phrases.callouts` and each phrase to `Speaker.say`, which returns at once."""
+pure `phrases.callouts` and each phrase to `Speaker.say`, which returns at once; so does
+each line an edge raises with `Referee.alert` (the camera cannot read a die)."""
 
 from __future__ import annotations
 
@@ -17,3 +18,4 @@ def attach_speaker(referee: Referee, speaker: Speaker) -> None:
             speaker.say(phrase)
 
     referee.listeners.append(speak)
+    referee.speech.append(speaker.say)  # the edges' alerts (Referee.alert)

@@ -188,6 +188,13 @@ def other_game_callouts(event: Mapping[str, Any], result: Result) -> list[str]:
     return said
 
 
+def unread_phrase(count: int) -> str:
+    """The camera's dice it cannot read, said: "The camera cannot read one die: nudge
+    it, or enter the roll."."""
+    which = "die: nudge it" if count == 1 else "dice: nudge them"
+    return f"The camera cannot read {number_words(count)} {which}, or enter the roll."
+
+
 def pin_phrase(pin: str) -> str:
     """A pairing PIN read digit by digit: "The pin is four, seven, one, nine."."""
     digits = ", ".join(number_words(int(c)) if c.isdigit() else c for c in pin)

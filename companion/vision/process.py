@@ -13,7 +13,9 @@ readings cross.
 
 Interface as ``VisionWorker``: ``start()``, ``stop()``, ``await aclose()``, ``status``,
 ``frames``, ``detections``, ``reused``, ``skipped``, ``frames_dropped``, ``cpu_ms`` (the
-child reports these every ``stats_every_s``). A child that dies is "camera gone".
+child reports these every ``stats_every_s``). A child that dies is "camera gone"; so is
+one that cannot load its profile or its pip reader (``reader`` "learned": the committed
+model), said in one line.
 """
 
 from __future__ import annotations
@@ -27,9 +29,37 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from companion.config import PIP_READERS  # the camera's pip-dice readers, by name
+
 log = logging.getLogger(__name__)
 
 STATS = ("frames", "detections", "reused", "skipped", "frames_dropped", "frame_errors", "cpu_s")
+
+
+
+
+def check_pip_reader(name: str) -> None:
+    """ValueError, one line, unless ``name`` is one of ``PIP_READERS``."""
+    if name not in PIP_READERS:
+        raise ValueError(f"unknown pip reader {name!r} (expected one of "
+                         f"{', '.join(PIP_READERS)})")
+
+
+def pip_reader_named(name: str, threads: int = 1) -> Any:
+    """The camera's pip-dice reader by its config name (``[camera] reader``): None for
+    "pips" (the pipeline's classical counter), the committed learned reader for
+    "learned" (ModelMissing / ModelUnreadable, one line, when it cannot load)."""
+    check_pip_reader(name)
+    if name == "pips":
+        return None
+    from companion.vision.learned import LearnedReader
+
+    return LearnedReader(threads=threads)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 class _PipeLoop:
@@ -63,6 +93,7 @@ def _child(
     gate: bool,
     every_frame: bool,
     stats_every_s: float,
+    reader: str = "pips",
 ) -> None:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)  # before numpy loads in this process
@@ -75,11 +106,20 @@ def _child(
     from companion.vision.worker import ChangeGate, VisionWorker
 
     pipe = _PipeLoop(conn)
-    profile = None
-    if profile_dir:
-        from companion.vision.profile import load_profile
+    try:
+        profile = None
+        if profile_dir:
+            from companion.vision.profile import load_profile
 
-        profile = load_profile(profile_dir)
+            profile = load_profile(profile_dir)
+        pip_reader = pip_reader_named(reader, threads) if pips else None
+    except Exception as exc:  # said to the table as the camera gone, in one line
+        from companion.vision.frames import CameraGone
+
+        with contextlib.suppress(OSError, EOFError, BrokenPipeError):
+            pipe.send(("gone", (CameraGone(_first_line(exc)),)))
+        conn.close()
+        return
     if not (hasattr(source, "read") and hasattr(source, "open")):
         source = open_source(source)
     worker = VisionWorker(
@@ -89,7 +129,7 @@ def _child(
         on_camera_gone="gone",  # type: ignore[arg-type]
         on_frame_error="frame_error",  # type: ignore[arg-type]
         on_end="end",  # type: ignore[arg-type]
-        pipeline=Pipeline(profile=profile, pips=pips),
+        pipeline=Pipeline(profile=profile, pips=pips, pip_reader=pip_reader),
         every_frame=every_frame,
         max_fps=fps,
         threads=threads,
@@ -154,6 +194,7 @@ class VisionProcess:
         nice: int = 10,
         gate: bool = True,
         stats_every_s: float = 1.0,
+        reader: str = "pips",
     ) -> None:
         self.source = source
         self.loop = loop
@@ -163,7 +204,8 @@ class VisionProcess:
             "frame_error": on_frame_error,
             "end": on_end,
         }
-        self.args = (profile_dir, pips, max_fps, threads, nice, gate, every_frame, stats_every_s)
+        self.args = (profile_dir, pips, max_fps, threads, nice, gate, every_frame, stats_every_s,
+                     reader)
         self.status = "idle"
         self.frames = self.detections = self.reused = self.skipped = 0
         self.frames_dropped = self.frame_errors = 0

@@ -82,11 +82,14 @@ def test_a_second_reading_replaces_the_first_and_take_is_a_command():
 def test_five_dice_with_some_not_read_are_said_once_with_a_question_mark_for_each():
     ref = Referee()
     ref.submit({"type": "new_game", "game": "vault-solitaire", "players": 1, "names": ["Sam"]})
-    posted = []
+    posted, heard = [], []
+    ref.speech.append(heard.append)  # as the speaker is wired (speech.callouts)
     cam = CameraInput(ref, "synthetic", profile_dir="", post=posted.append)
     unread = "Camera cannot read 1 of the 5 dice (5 ? 3 1 6): nudge it or enter the roll"
     cam.on_reading(reading("5", "unknown", "3", "1", "6"))
     assert [m for m in ref.messages if m.startswith("Camera")] == [unread]
+    assert ref.flash == "dice_unread"  # the LED says NUDGE DIE
+    assert heard == ["The camera cannot read one die: nudge it, or enter the roll."]
     assert ref.camera_status.startswith("Camera: 5 dice settled, pips 5 ? 3 1 6")
     assert posted == []  # four faces are not a roll: nothing proposed
     cam.on_reading(reading("5", "unknown", "3", "1", "6"))  # the same reading: said once
@@ -97,8 +100,9 @@ def test_five_dice_with_some_not_read_are_said_once_with_a_question_mark_for_eac
     cam.on_reading(reading("unknown", "2", "3", "unknown", "6"))
     assert ref.messages[-1] == ("Camera cannot read 2 of the 5 dice (? 2 3 ? 6): nudge them "
                                 "or enter the roll")
+    assert heard[-1] == "The camera cannot read two dice: nudge them, or enter the roll."
     cam.on_reading(reading("5", "unknown", "3", "1", "6"))  # unread again: said again
-    assert list(ref.messages).count(unread) == 2
+    assert list(ref.messages).count(unread) == 2 and len(heard) == 3
 
 
 def test_what_is_said_of_dice_not_read_depends_on_the_game_awaiting_five():
@@ -116,3 +120,27 @@ def test_what_is_said_of_dice_not_read_depends_on_the_game_awaiting_five():
     # the other games say nothing of dice they do not read
     for other in ("vault-assault", "big-score", "vault-abstract"):
         assert registry.get(other).camera_unread(ref.state, [5, None, 3, 1, 6]) is None
+
+
+def test_the_nudge_flash_is_drawn_on_the_solitaire_board_and_a_failing_hook_is_a_fault():
+    from companion.display.model import FLASH_WORDS, flash_frame
+
+    ref = Referee()
+    ref.submit({"type": "new_game", "game": "vault-solitaire", "players": 1, "names": ["Sam"]})
+    board = registry.get("vault-solitaire").render(ref.state, None, 0)
+    nudge = registry.get("vault-solitaire").render(ref.state, "dice_unread", 0)
+    assert FLASH_WORDS["dice_unread"] == "NUDGE DIE"
+    assert nudge == flash_frame("NUDGE DIE", 0) and nudge != board
+
+    def broken(text):
+        raise OSError("no sound card")
+
+    ref.speech.append(broken)
+    faults = ref.internal_errors
+    ref.alert("Camera cannot read 1 of the 5 dice (5 ? 3 1 6): nudge it or enter the roll",
+              "dice_unread")
+    assert ref.internal_errors == faults + 1  # counted and journalled, not raised
+    assert list(ref.messages)[-2:] == [
+        "Camera cannot read 1 of the 5 dice (5 ? 3 1 6): nudge it or enter the roll",
+        "internal error (a speech hook): OSError: no sound card"]
+    assert ref.submit({"type": "roll", "dice": [5, 2, 3, 1, 6]}).rejection is None

@@ -91,3 +91,30 @@ def test_the_child_holds_its_threads_and_priority(tmp_path):
     assert info["pid"] != os.getpid()
     assert info["nice"] == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)
     assert info["blas_threads"] == "1" and info["opencv_threads"] == 1
+
+
+def test_a_child_that_cannot_load_its_profile_says_so_in_one_line(tmp_path):
+    # the camera's own start checks the profile first; the child's guard is the last word
+    proc, got, gone, _ = run(str(folder_of_dice(tmp_path)), profile_dir=str(tmp_path / "nope"))
+    assert got == [] and len(gone) == 1 and isinstance(gone[0], CameraGone)
+    assert "\n" not in str(gone[0]) and "nope" in str(gone[0])
+    assert proc.status == "camera gone"
+
+
+def test_the_child_reads_pip_dice_with_the_reader_it_is_named(tmp_path):
+    from companion.vision.learned import LearnedReader
+    from companion.vision.pipeline import read_frame
+    from companion.vision.render_dice import render_dice_scene
+
+    image, _ = render_dice_scene(7_000_003)  # the two readers see different dice here
+    folder = tmp_path / "shots"
+    folder.mkdir()
+    for i in range(8):
+        cv2.imwrite(str(folder / f"{i:02d}.png"), image)
+    seen = {}
+    for reader, read in (("learned", LearnedReader()), ("pips", None)):
+        proc, got, gone, _ = run(str(folder), every_frame=True, reader=reader)
+        assert gone == [] and got
+        seen[reader] = sorted(d.face for d in got[-1].dice)
+        assert seen[reader] == sorted(d.face for d in read_frame(image, pip_reader=read).dice)
+    assert seen["learned"] != seen["pips"]
