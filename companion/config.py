@@ -518,8 +518,9 @@ def _log_table(c: _Checker, base: Path) -> LogConfig:
 
 
 def _camera_table(c: _Checker, base_dir: Path | None, base: Path) -> CameraConfig:
-    """The [camera] table."""
-    return CameraConfig(
+    """The [camera] table. The learned reader reads pip dice, which a profile (symbol
+    dice) turns off, so the two together are refused."""
+    camera = CameraConfig(
         source=c.get(
             "source",
             "none",
@@ -538,6 +539,11 @@ def _camera_table(c: _Checker, base_dir: Path | None, base: Path) -> CameraConfi
         process=c.get("process", True, _boolean, "true or false"),
         reader=c.get("reader", "pips", _choice(PIP_READERS), "one of " + _options(PIP_READERS)),
     )
+    if camera.reader == "learned" and camera.profile:
+        raise c.fail("reader", '"pips" while camera.profile names a profile (the learned '
+                     'reader reads pip dice, which a profile turns off; set profile = "")',
+                     camera.reader)
+    return camera
 
 
 def _sound_table(c: _Checker) -> SoundConfig:

@@ -298,3 +298,6 @@ def test_the_cameras_pip_reader_is_the_classical_one_unless_the_config_says():
     assert Config().camera.reader == "pips"
     assert parse_config('[camera]\nreader = "learned"\n').camera.reader == "learned"
     assert load_config(EXAMPLE).camera.reader == "pips"
+    message = error_of('[camera]\nreader = "learned"\nprofile = "calibration/synthetic"\n')
+    assert "camera.reader must be \"pips\" while camera.profile names a profile" in message
+    assert "\n" not in message

@@ -247,6 +247,10 @@ def run(args: argparse.Namespace) -> int:
     if args.headless:
         print("sim: --headless needs --script FILE", file=sys.stderr)
         return 2
+    if args.camera and args.reader == "learned" and args.profile:
+        print('sim: --reader learned reads pip dice, which a profile turns off: add '
+              '--profile ""', file=sys.stderr)
+        return 2
     if args.camera:
         from companion.vision.threads import limit_native_threads
 

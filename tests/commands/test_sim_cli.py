@@ -105,3 +105,10 @@ def test_the_log_a_new_game_moved_to_is_closed_at_exit(tmp_path, monkeypatch, ca
     assert "Dan" in second.read_text()
     assert capsys.readouterr().out.splitlines()[-2:] == [
         f"game log: {tmp_path / 'first.jsonl'}", f"game log: {second}"]
+
+
+def test_the_learned_pip_reader_with_a_symbol_profile_is_refused_in_one_line(capsys):
+    assert main(["sim", "--camera", "synthetic", "--reader", "learned"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ('sim: --reader learned reads pip dice, which a profile turns off: '
+                   'add --profile ""')
