@@ -1,6 +1,7 @@
 """Benchmark: memory of `companion serve` with the camera on a camera-like source.
 
     .venv/bin/python benchmarks/serve_memory.py [--seconds 12]
+    .venv/bin/python benchmarks/serve_memory.py --pip-reader learned   # pip dice, issue 9q
 
 Writes a 1280x720 MJPG video of the game table (16 symbol dice, throws and stillness:
 benchmarks/table_stream.py) to a temporary directory, then runs `companion serve` in a
@@ -11,6 +12,10 @@ proportional set (PSS: each process's share of the pages, so shared libraries co
 once), the resident set (VmRSS) and its peak (VmHWM) of serve and of its child processes
 (the camera's, multiprocessing's resource tracker) are read from /proc and summed, and
 serve is stopped. The goal is judged on the summed PSS.
+
+With ``--pip-reader pips`` or ``learned`` the video holds 5 pip dice and the config has
+no profile and ``[camera] reader`` so named (the learned reader's networks load in the
+camera's process).
 
 Printed beside the goal: serve with camera <= 150 MB.
 """
@@ -30,11 +35,12 @@ REPO = Path(__file__).resolve().parents[1]
 GOAL_MB = 150.0
 
 
-def write_video(path: Path, frames: int) -> None:
+def write_video(path: Path, frames: int, dice: int = 16, symbols: bool = True) -> None:
     import cv2
     from table_stream import TableStream, render_table
 
-    stream = TableStream(render_table(16, 3, seed=7), render_table(16, 9, seed=70))
+    stream = TableStream(render_table(dice, 3, seed=7, symbols=symbols),
+                         render_table(dice, 9, seed=70, symbols=symbols))
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (1280, 720))
     for i in range(frames):
         writer.write(stream.image_at(i))
@@ -70,14 +76,21 @@ def cpu_s(pid: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=12.0)
+    ap.add_argument("--pip-reader", choices=("pips", "learned"), default=None,
+                    help="5 pip dice, no profile, [camera] reader so named (default: 16 "
+                         "symbol dice with calibration/synthetic)")
     args = ap.parse_args(argv)
+    pips = args.pip_reader
+    dice = 16 if pips is None else 5
     with tempfile.TemporaryDirectory() as tmp:
         video = Path(tmp) / "table.avi"
-        write_video(video, int(30 * (args.seconds + 5)))
+        write_video(video, int(30 * (args.seconds + 5)), dice, symbols=pips is None)
         config = Path(tmp) / "config.toml"
+        reading = (f'profile = "{REPO / "calibration" / "synthetic"}"\n' if pips is None
+                   else f'profile = ""\nreader = "{pips}"\n')
         config.write_text(
             f'[display]\ntype = "none"\n[log]\ndir = "{tmp}/logs"\n'
-            f'[camera]\nsource = "{video}"\nprofile = "{REPO / "calibration" / "synthetic"}"\n'
+            f'[camera]\nsource = "{video}"\n{reading}'
         )
         companion = Path(sys.executable).with_name("companion")
         proc = subprocess.Popen(
@@ -109,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         pss_each = ", ".join(f"{m['Pss']:.0f}" for m in each)
         cpu_each = ", ".join(f"{u:.1f}" for u in used)
         print(
-            f"serve with camera (1280x720 MJPG at 30 fps, 16 dice, {args.seconds:g} s): "
+            f"serve with camera (1280x720 MJPG at 30 fps, {dice} "
+            f"{'dice' if pips is None else 'pip dice, ' + pips}, {args.seconds:g} s): "
             f"PSS {mem['Pss']:.0f} MiB (goal: <= {GOAL_MB:g} MB: {verdict}) over its "
             f"{len(pids)} processes ({pss_each} MiB); RSS summed {mem['VmRSS']:.0f} MiB, "
             f"peaks summed {mem['VmHWM']:.0f} MiB; CPU used {cpu_each} s"

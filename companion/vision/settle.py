@@ -3,7 +3,11 @@
 Feed every ``FrameReading`` in order to ``SettleTracker.update``. A die counts (is
 "settled") only once it has been seen for ``frames`` frames in a row with the same set
 and face, its centre within ``tolerance`` of where the run began. A moving die never
-gets there; a rolling die that changes face starts over.
+gets there; a rolling die that changes face starts over. A still die read now with a
+face and now "unknown" (a borderline die flickers so) does not start over: its run goes
+on and it settles "unknown", so the table hears that a die lies there unread instead of
+the die vanishing; read the same face ``frames`` times in a row, it settles with that
+face, as any die.
 
 A settled die stays settled while it is seen; it leaves once it has been missing (or
 showing another face, or somewhere else) for ``frames`` frames in a row, so one
@@ -27,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from companion.vision.types import DieReading, FrameReading
+from companion.vision.types import UNKNOWN, DieReading, FrameReading
 
 HAND_PREFIX = "hand:"
 
@@ -76,6 +80,9 @@ class SettleTracker:
     min_tolerance_px: floor for that distance, in frame pixels.
     hand_margin: fraction of a hand box's size it is grown by on each side.
     max_area_ratio: readings with a box this many times the median die area are blobs.
+    mixed_runs: a run takes a die read "unknown" where it had a face, or the other way
+        round (settling it unknown); False, as before issue 9q: any change of face
+        starts the run over (benchmarks/still_stream.py compares the two).
     """
 
     def __init__(
@@ -86,6 +93,7 @@ class SettleTracker:
         min_tolerance_px: float = 3.0,
         hand_margin: float = 0.1,
         max_area_ratio: float = 4.0,
+        mixed_runs: bool = True,
     ) -> None:
         if frames < 1:
             raise ValueError("frames must be at least 1")
@@ -94,6 +102,7 @@ class SettleTracker:
         self.min_tolerance_px = min_tolerance_px
         self.hand_margin = hand_margin
         self.max_area_ratio = max_area_ratio
+        self.mixed_runs = mixed_runs
         self._tracks: list[_Track] = []
         self._next_id = 0
         self._settled_key: tuple = ()
@@ -139,19 +148,25 @@ class SettleTracker:
         hands = self._hands(reading)
         dice = self._candidates(reading, hands)
 
-        # Match each die to a track with the same set and face, nearest first.
+        # Match each die to a track with the same set and face, nearest first; a track
+        # still on its run also takes the same die read "unknown" (or, unknown so far,
+        # read with a face), after every same-face match.
         pairs = []
         for ti, track in enumerate(self._tracks):
             for di, die in enumerate(dice):
-                if (die.dice_set, die.face) != (track.die.dice_set, track.die.face):
+                if die.dice_set != track.die.dice_set:
+                    continue
+                mixed = die.face != track.die.face
+                if mixed and (track.settled or not self.mixed_runs
+                              or UNKNOWN not in (die.face, track.die.face)):
                     continue
                 dist = math.dist(die.centre, track.last)
                 if dist <= self._tol(die):
-                    pairs.append((dist, ti, di))
+                    pairs.append((mixed, dist, ti, di))
         pairs.sort()
         track_of: dict[int, int] = {}
         die_taken: set[int] = set()
-        for _, ti, di in pairs:
+        for _, _, ti, di in pairs:
             if ti in track_of or di in die_taken:
                 continue
             track_of[ti] = di
@@ -172,7 +187,9 @@ class SettleTracker:
                 track.last = die.centre
                 track.missing = 0
                 if not track.settled:
-                    track.die = die
+                    # a run that was not read the same way throughout settles unknown
+                    mixed = die.face != track.die.face
+                    track.die = replace(die, face=UNKNOWN) if mixed else die
                     track.seen += 1
                     track.settled = track.seen >= self.frames
                 kept.append(track)

@@ -166,3 +166,39 @@ def test_a_still_table_settles_exactly_after_n_frames(cells, n):
             assert settled.dice == ()
         else:
             assert faces(settled) == sorted(("pip", f) for *_, f in cells)
+
+
+def test_a_die_read_now_with_a_face_now_unknown_settles_unknown_then_its_face():
+    tracker = SettleTracker(frames=3)
+    out = feed(tracker, [frame(die(200, 200, f)) for f in ("3", "unknown", "3", "unknown")])
+    # it does not vanish (each change of face used to start its run over)
+    assert [faces(r) for r in out] == [[], [], [("pip", "unknown")], [("pip", "unknown")]]
+    out = feed(tracker, [frame(die(200, 200, "3")) for _ in range(3)])  # read surely now
+    assert [faces(r) for r in out] == [[("pip", "unknown")], [("pip", "unknown")],
+                                       [("pip", "3")]]
+    # two faces in turn are a rolling die, as before, however many unknowns between
+    tracker = SettleTracker(frames=3)
+    for f in ("3", "unknown", "5", "unknown", "3", "5") * 2:
+        settled = tracker.update(frame(die(200, 200, f)))
+    assert faces(settled) != [("pip", "3")] and faces(settled) != [("pip", "5")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=30), st.integers(1, 5),
+       st.sampled_from("123456"))
+def test_a_still_die_read_with_one_face_or_unknown_is_always_there_after_n_frames(
+        unread, n, f):
+    tracker = SettleTracker(frames=n)
+    for i, u in enumerate(unread):
+        settled = tracker.update(frame(die(300, 300, "unknown" if u else f), index=i))
+        if i < n - 1:
+            assert settled.dice == ()
+        else:
+            assert faces(settled) in ([("pip", f)], [("pip", "unknown")])
+    # read with its face from now on, it is that face within 2n - 1 frames: a run still
+    # going takes up to n - 1 of them and settles unknown, then the face replaces it
+    for i in range(len(unread), len(unread) + 2 * n - 1):
+        settled = tracker.update(frame(die(300, 300, f), index=i))
+        allowed = [[("pip", f)], [("pip", "unknown")]] + ([[]] if i < n - 1 else [])
+        assert faces(settled) in allowed
+    assert faces(settled) == [("pip", f)]
