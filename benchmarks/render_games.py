@@ -3,7 +3,8 @@ through the same `LedMatrixDisplay` as the real MAX7219.
 
 Writes OUT_DIR/led-big-score.png, led-solitaire.png, led-abstract.png (each game's
 board part-way through its script in tests/scripts/), led-big-score-reveal.png (a
-round's choices revealed: R robs, F flees over each seat) and led-big-score-over.png.
+round's choices revealed: R robs, F flees over each seat), led-big-score-over.png and
+led-solitaire-nudge.png (the flash when the camera cannot read a die of the roll).
 
     .venv/bin/python benchmarks/render_games.py docs
 """
@@ -24,13 +25,14 @@ from companion.rules.state import GameState  # noqa: E402
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "scripts"
 
-# (picture, script, events played) — each a moment worth showing.
+# (picture, script, events played, flash or None) — each a moment worth showing.
 SCREENS = (
-    ("led-big-score.png", "big-score-3p.jsonl", 9),
-    ("led-big-score-reveal.png", "big-score-3p.jsonl", 18),
-    ("led-big-score-over.png", "big-score-3p.jsonl", None),
-    ("led-solitaire.png", "vault-solitaire.jsonl", 3),
-    ("led-abstract.png", "vault-abstract.jsonl", 7),
+    ("led-big-score.png", "big-score-3p.jsonl", 9, None),
+    ("led-big-score-reveal.png", "big-score-3p.jsonl", 18, None),
+    ("led-big-score-over.png", "big-score-3p.jsonl", None, None),
+    ("led-solitaire.png", "vault-solitaire.jsonl", 3, None),
+    ("led-abstract.png", "vault-abstract.jsonl", 7, None),
+    ("led-solitaire-nudge.png", "vault-solitaire.jsonl", 1, "dice_unread"),
 )
 
 
@@ -39,12 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out_dir", type=Path)
     args = ap.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    for name, script, n in SCREENS:
+    for name, script, n, flash in SCREENS:
         events = [ev for _, ev in read_log(SCRIPTS / script).events]
         state = GameState()
         for ev in events[:n]:
             state = registry.judge(state, ev).state
-        frame = registry.of_state(state).render(state, None, 0, None)
+        frame = registry.of_state(state).render(state, flash, 0, None)
         print(capture_png(frame, args.out_dir / name))
         print("\n".join(frame.to_lines()))
     return 0

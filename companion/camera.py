@@ -166,7 +166,7 @@ class CameraInput:
         (the helper's use of this roll), said once per new advice; the table takes the
         roll with a press, `take` or the page. Dice the reader could not read are a "?"
         in the status line, and what the game's `camera_unread` says of them is raised
-        to the table once per new line (`Referee.alert`: the messages, "NUDGE DIE" on
+        to the table once per new line (`Referee.alert`: the messages, "NUDGE!" on
         the LED, and spoken)."""
         # the pip dice left to right: a face 1-6, or None where the reader said unknown
         faces = [int(d.face) if d.face.isdigit() else None

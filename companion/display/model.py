@@ -56,7 +56,7 @@ FLASH_WORDS = {
     "stage": "STAGE",
     "stuck": "STUCK!",
     "camera_gone": "CAMERA GONE",
-    "dice_unread": "NUDGE DIE",
+    "dice_unread": "NUDGE!",  # the camera cannot read a die (fits: held still)
     "log_failing": "LOG FAILING",
 }
 

@@ -88,7 +88,7 @@ def test_five_dice_with_some_not_read_are_said_once_with_a_question_mark_for_eac
     unread = "Camera cannot read 1 of the 5 dice (5 ? 3 1 6): nudge it or enter the roll"
     cam.on_reading(reading("5", "unknown", "3", "1", "6"))
     assert [m for m in ref.messages if m.startswith("Camera")] == [unread]
-    assert ref.flash == "dice_unread"  # the LED says NUDGE DIE
+    assert ref.flash == "dice_unread"  # the LED says NUDGE!
     assert heard == ["The camera cannot read one die: nudge it, or enter the roll."]
     assert ref.camera_status.startswith("Camera: 5 dice settled, pips 5 ? 3 1 6")
     assert posted == []  # four faces are not a roll: nothing proposed
@@ -129,8 +129,9 @@ def test_the_nudge_flash_is_drawn_on_the_solitaire_board_and_a_failing_hook_is_a
     ref.submit({"type": "new_game", "game": "vault-solitaire", "players": 1, "names": ["Sam"]})
     board = registry.get("vault-solitaire").render(ref.state, None, 0)
     nudge = registry.get("vault-solitaire").render(ref.state, "dice_unread", 0)
-    assert FLASH_WORDS["dice_unread"] == "NUDGE DIE"
-    assert nudge == flash_frame("NUDGE DIE", 0) and nudge != board
+    assert FLASH_WORDS["dice_unread"] == "NUDGE!"
+    assert nudge == flash_frame("NUDGE!", 0) and nudge != board
+    assert flash_frame("NUDGE!", 0) == flash_frame("NUDGE!", 9)  # held still, not scrolled
 
     def broken(text):
         raise OSError("no sound card")
