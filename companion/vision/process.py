@@ -36,8 +36,6 @@ log = logging.getLogger(__name__)
 STATS = ("frames", "detections", "reused", "skipped", "frames_dropped", "frame_errors", "cpu_s")
 
 
-
-
 def check_pip_reader(name: str) -> None:
     """ValueError, one line, unless ``name`` is one of ``PIP_READERS``."""
     if name not in PIP_READERS:
