@@ -82,15 +82,15 @@ def misses(reader, items) -> str:
 
 def _found(reader, m) -> tuple[list, object, dict[int, int]]:
     """One photo read for ``misses`` and ``peak_records``: every box the detector scores
-    0.02 or more, their face probabilities, and labelled die -> the box matched to it."""
-    from companion.vision.evaluate import PredictedDie, match
+    0.02 or more, their face probabilities, and labelled die -> the box matched to it
+    (by centre, as scoring matches: ``learned.match_kept`` over every box)."""
+    from companion.vision.learned import match_kept
 
     img = load_image(m.path)
     boxes = reader.detect(img, 0.02)
     probs = reader.face_probabilities(img, boxes)
-    preds = [PredictedDie("?", b[:4], ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), b[4])
-             for b in boxes]
-    return boxes, probs, {li: pi for pi, li in match(preds, m.dice)}
+    pairs = match_kept(boxes, list(range(len(boxes))), m.dice)
+    return boxes, probs, {li: pi for pi, li in pairs}
 
 
 PEAK_BANDS = (0.02, 0.1, 0.3, 0.5, 0.7, 1.0)

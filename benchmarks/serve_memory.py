@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from companion.config import PIP_READERS
+
 REPO = Path(__file__).resolve().parents[1]
 GOAL_MB = 150.0
 
@@ -76,7 +78,7 @@ def cpu_s(pid: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=12.0)
-    ap.add_argument("--pip-reader", choices=("pips", "learned"), default=None,
+    ap.add_argument("--pip-reader", choices=PIP_READERS, default=None,
                     help="5 pip dice, no profile, [camera] reader so named (default: 16 "
                          "symbol dice with calibration/synthetic)")
     args = ap.parse_args(argv)

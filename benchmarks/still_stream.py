@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.vision import dice_photos  # noqa: E402
-from companion.vision.evaluate import PredictedDie, match  # noqa: E402
+from companion.vision.evaluate import match, predicted_dice, score_image  # noqa: E402
 from companion.vision.frames import load_image  # noqa: E402
 from companion.vision.settle import SettleTracker  # noqa: E402
 from companion.vision.types import UNKNOWN, FrameReading  # noqa: E402
@@ -53,23 +53,18 @@ def shaken(image: np.ndarray, rng: np.random.Generator, noise: float) -> np.ndar
 
 
 def tally(settled: FrameReading, labels) -> dict[str, int]:
-    """A tracker's settled dice against one photo's labels."""
-    preds = [PredictedDie(d.face, d.box, d.centre, d.confidence) for d in settled.dice]
-    pairs = match(preds, labels)
-    out = {"right": 0, "unknown": 0, "wrong": 0, "not settled": len(labels) - len(pairs),
-           "no die there": len(preds) - len(pairs)}
-    for pi, li in pairs:
-        face = preds[pi].face
-        out["unknown" if face == UNKNOWN else "right" if face == labels[li].face
-            else "wrong"] += 1
-    return out
+    """A tracker's settled dice against one photo's labels, scored as `companion eval`
+    scores a photo (``evaluate.score_image``)."""
+    s = score_image(predicted_dice(settled.dice), labels)
+    return {"right": s.correct, "unknown": s.unknown, "wrong": s.wrong,
+            "not settled": s.labelled - s.matched, "no die there": s.predicted - s.matched}
 
 
 def flickers(readings: list[FrameReading], labels) -> int:
     """Labelled dice read with a face in some frames and unknown in others."""
     seen: dict[int, set[bool]] = {}
     for r in readings:
-        preds = [PredictedDie(d.face, d.box, d.centre, d.confidence) for d in r.dice]
+        preds = predicted_dice(r.dice)
         for pi, li in match(preds, labels):
             seen.setdefault(li, set()).add(preds[pi].face == UNKNOWN)
     return sum(1 for kinds in seen.values() if kinds == {True, False})

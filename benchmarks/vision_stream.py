@@ -36,6 +36,7 @@ from pathlib import Path  # noqa: E402
 import cv2  # noqa: E402
 from table_stream import TableStream, render_table  # noqa: E402
 
+from companion.config import PIP_READERS  # noqa: E402
 from companion.vision.pipeline import Pipeline  # noqa: E402
 from companion.vision.profile import load_profile  # noqa: E402
 from companion.vision.worker import ChangeGate, VisionWorker  # noqa: E402
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--throws", type=int, default=3, help="throws per run (90 frames each)")
     ap.add_argument("--dice", type=int, nargs="+", default=[16, 32])
-    ap.add_argument("--pip-reader", choices=("pips", "learned"), default=None,
+    ap.add_argument("--pip-reader", choices=PIP_READERS, default=None,
                     help="pip dice, no profile, read with this reader (default: the "
                          "symbol dice with calibration/synthetic)")
     args = ap.parse_args(argv)
