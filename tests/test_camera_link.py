@@ -138,3 +138,25 @@ def test_five_dice_one_unread_by_the_learned_reader_reach_the_table_as_a_nudge(t
             in ref.messages)
     assert flash == "dice_unread"
     assert ref.state.seen == ()  # four faces are no roll: nothing proposed
+
+
+@pytest.mark.parametrize("broken", ["missing", "corrupt"])
+def test_a_learned_model_that_will_not_load_is_the_camera_gone_in_one_line(
+        tmp_path, monkeypatch, broken):
+    import shutil
+
+    from companion.vision import learned
+
+    models = tmp_path / "models"
+    if broken == "corrupt":  # the committed folder with a detector cut short
+        shutil.copytree(learned.MODEL_DIR, models)
+        det = models / "detector.onnx"
+        det.write_bytes(det.read_bytes()[:1000])
+    monkeypatch.setattr(learned, "MODEL_DIR", models)
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    ref, cam, ok, _ = _solitaire_camera(frames, {"reader": "learned", "process": False})
+    gone = [m for m in ref.messages if m.startswith("Camera gone (")]
+    assert cam.gone and len(gone) == 1 and "\n" not in gone[0], list(ref.messages)
+    assert str(models) in gone[0] and gone[0].endswith("): refereeing from the buttons")
+    assert ref.submit({"type": "roll", "dice": [1, 2, 3, 4, 5]}).rejection is None
