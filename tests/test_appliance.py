@@ -81,7 +81,10 @@ def test_serve_notifies_ready_pings_watchdog_logs_and_resumes(tmp_path):
     events = [new_game(2), {"type": "heist_hide", "row": ROW5},
               {"type": "heist_attempt", "flips": [{"seat": 1, "position": 2}]}]
     inp = tmp_path / "in.jsonl"
-    inp.write_text("".join(json.dumps(e) + "\n" for e in events) + "garbage\n")
+    # The garbage line comes before the last event, so that once all three are
+    # logged its complaint is surely on stderr (as the last line it raced SIGTERM).
+    lines = [json.dumps(e) for e in events]
+    inp.write_text("\n".join([*lines[:2], "garbage", lines[2]]) + "\n")
     sock, path = notify_socket(tmp_path)
     proc = serve(cfg, tmp_path, inp, path)
     try:
@@ -92,7 +95,7 @@ def test_serve_notifies_ready_pings_watchdog_logs_and_resumes(tmp_path):
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
-    assert "input line 4: unknown command 'garbage'" in err
+    assert "input line 3: unknown command 'garbage'" in err
     lines = [unchained(x) for x in logs[0].read_text().splitlines()]
     assert [x["type"] for x in lines] == ["new_game", "heist_hide", "heist_attempt"]
     # Restart: the unfinished game is resumed from its log.

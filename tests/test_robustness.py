@@ -280,8 +280,15 @@ def test_serve_input_reader_survives_every_bad_line(tmp_path):
         '{"type":"assault_start","ts_ns":' + "1" * 400 + "}",
     ]
     good = [NEW, HIDE, STOP, GO, '{"type":"stage","stage":1,"photo_finish":{"ties":[1]}}']
-    lines = [good[0], *bad[:3], good[1], bad[3], good[2], bad[4], *good[3:]]
-    inp.write_bytes(("\n".join(lines) + "\n").encode() + b'{"type":"loot","seat":1,"b":"\xff"}\n')
+    lines = [good[0], *bad[:3], good[1], bad[3], good[2], bad[4], good[3]]
+    # The line that is not UTF-8 comes before the last good one: once that is
+    # logged, the reader has passed it, so its complaint is on stderr (as the
+    # last line, it raced the SIGTERM).
+    inp.write_bytes(
+        ("\n".join(lines) + "\n").encode()
+        + b'{"type":"loot","seat":1,"b":"\xff"}\n'
+        + (good[4] + "\n").encode()
+    )
     proc = _serve(tmp_path, inp)
     try:
         logs = wait_for_logged_lines(tmp_path / "logs", 5, 20)
@@ -298,7 +305,7 @@ def test_serve_input_reader_survives_every_bad_line(tmp_path):
         (4, "lone surrogate"),
         (6, "line too long"),
         (8, "number too long"),
-        (11, "not UTF-8"),
+        (10, "not UTF-8"),
     ]:
         assert f"input line {n}: " in err and why in err, (n, why, err)
     assert read_log(logs[0]).chained
