@@ -306,6 +306,12 @@ class LearnedReader:
                 so.intra_op_num_threads = max(1, threads)
                 so.inter_op_num_threads = 1
                 so.log_severity_level = 3
+                # Memory (issue 9r): no planned block per input shape, and one arena for
+                # every session in the process (the environment's), not one each; the
+                # outputs are the same bit for bit
+                so.enable_mem_pattern = False
+                if shared_arena(ort):
+                    so.add_session_config_entry(SHARED_ARENA_KEY, "1")
                 prov = ["CPUExecutionProvider"]
 
                 def session(path: Path, keep: dict[str, str] | None = None) -> Any:
@@ -848,6 +854,30 @@ def _sessions(model_dir: str | Path, files: list[str]) -> list[tuple[str, Path, 
 
 CLASSIFIER_IO = (("crops",), ("logits", "embedding"))
 DETECTOR_IO = (("image",), ("hm", "wh"))
+
+
+SHARED_ARENA_KEY = "session.use_env_allocators"
+_arena_lock = threading.Lock()
+_arena: list[bool] = []  # whether the process's shared CPU arena is registered
+
+
+def shared_arena(ort: Any) -> bool:
+    """Register (once per process) one CPU arena in ONNX Runtime's environment, for
+    sessions made with ``SHARED_ARENA_KEY`` to share: five networks' sessions each
+    keeping an arena of their own as large as their largest run held about 27 MiB more
+    (``benchmarks/serve_memory.py --pip-reader learned``). False when this ONNX Runtime
+    cannot, so sessions keep arenas of their own."""
+    with _arena_lock:
+        if not _arena:
+            try:
+                info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0,
+                                         ort.OrtMemType.DEFAULT)
+                ort.create_and_register_allocator(info, ort.OrtArenaCfg(0, -1, -1, -1))
+            except (AttributeError, RuntimeError, TypeError):
+                _arena.append(False)
+            else:
+                _arena.append(True)
+        return _arena[0]
 
 
 def check_io(net: Any, path: Path, kind: str, io: tuple[tuple[str, ...], ...]) -> None:

@@ -136,6 +136,55 @@ def test_classifier_input_is_the_crop_size_in_reader_json(reader):
         assert reader._cls_s.get_inputs()[0].shape[2:] == [reader.crop_size] * 2
 
 
+def test_sessions_share_one_arena_and_read_as_plain_sessions_do(reader):
+    """Issue 9r: the reader's ONNX Runtime sessions plan no block per input shape and
+    share the process's one arena (24 MiB less for serve's camera). That must change
+    nothing read: every box, probability and embedding of a scene is the same bit for bit
+    as from sessions made with ONNX Runtime's defaults."""
+    ort = pytest.importorskip("onnxruntime")
+    from companion.vision.learned import SHARED_ARENA_KEY, shared_arena
+
+    assert reader.backend == "onnxruntime" and shared_arena(ort) is True
+    nets = [reader._det_s, reader._cls_s, *reader._up_nets]
+    for net in nets:
+        options = net.get_session_options()
+        assert options.enable_mem_pattern is False
+        assert options.get_session_config_entry(SHARED_ARENA_KEY) == "1"
+    plain = LearnedReader()
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+
+    def session(name):
+        return ort.InferenceSession((MODEL_DIR / name).read_bytes(), so,
+                                    providers=["CPUExecutionProvider"])
+
+    plain._det_s = session("detector.onnx")
+    plain._cls_s = plain._turned = session("classifier.onnx")
+    plain._up_nets = [session(n) for n in plain.upright_files]
+    assert plain._det_s.get_session_options().enable_mem_pattern is True
+    with pytest.raises(RuntimeError):  # a key never set: an arena of its own
+        plain._det_s.get_session_options().get_session_config_entry(SHARED_ARENA_KEY)
+    for seed in (FROZEN_SEEDS[0], FROZEN_SEEDS[1]):
+        image = render_dice_scene(seed, 640)[0]
+        boxes = reader.detect(image, 0.02)
+        assert len(boxes) and np.array_equal(boxes, plain.detect(image, 0.02))
+        probs, embs = reader.classify_all(image, boxes)
+        plain_probs, plain_embs = plain.classify_all(image, boxes)
+        assert np.array_equal(probs, plain_probs)
+        assert embs.keys() == plain_embs.keys()
+        assert all(np.array_equal(embs[k], plain_embs[k]) for k in embs)
+
+
+def test_an_onnx_runtime_that_cannot_share_an_arena_gives_sessions_their_own(monkeypatch):
+    from types import SimpleNamespace
+
+    from companion.vision import learned
+
+    monkeypatch.setattr(learned, "_arena", [])
+    assert learned.shared_arena(SimpleNamespace()) is False  # no OrtMemoryInfo and so on
+    assert learned.shared_arena(pytest) is False  # asked once per process: the same
+
+
 def test_blank_table_reads_no_dice(reader):
     table = np.full((480, 640, 3), (90, 120, 140), np.uint8)
     assert reader(table) == []
