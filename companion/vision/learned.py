@@ -864,9 +864,9 @@ _arena: list[bool] = []  # whether the process's shared CPU arena is registered
 def shared_arena(ort: Any) -> bool:
     """Register (once per process) one CPU arena in ONNX Runtime's environment, for
     sessions made with ``SHARED_ARENA_KEY`` to share: five networks' sessions each
-    keeping an arena of their own as large as their largest run held about 27 MiB more
-    (``benchmarks/serve_memory.py --pip-reader learned``). False when this ONNX Runtime
-    cannot, so sessions keep arenas of their own."""
+    keeping an arena of their own, as large as their largest run, held serve's camera
+    24 MiB more (``benchmarks/serve_memory.py --pip-reader learned``, issue 9r). False
+    when this ONNX Runtime cannot, so sessions keep arenas of their own."""
     with _arena_lock:
         if not _arena:
             try:
