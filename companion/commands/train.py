@@ -126,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
               render_cube=args.render_cube, false_peaks=args.false_peaks,
               part_negatives=args.part_negatives, die_boxes=args.die_boxes,
               tune_sizes=tuple(args.tune_sizes), tune_views=tuple(args.tune_views),
-              det_stretch=args.det_stretch, hard_photos=args.hard_photos,
+              det_stretch=args.det_stretch, det_colour=args.det_colour,
+              hard_photos=args.hard_photos,
               hard_share=args.hard_share, hard_dice=args.hard_dice,
               hard_weight=args.hard_weight, camera_aug=args.camera_aug,
               ema=args.ema, area_crops=args.area_crops, cls_crop=args.cls_crop,
@@ -183,6 +184,10 @@ def register(subparsers) -> None:
     p.add_argument("--det-stretch", type=float, default=1.0, metavar="RATIO",
                    help="detector: each photo is also squeezed to another aspect ratio, "
                         "width to height scaled by 1/RATIO..RATIO (default 1: not at all)")
+    p.add_argument("--det-colour", action="store_true",
+                   help="detector: half its crops are hue-turned (saturation scaled) and a "
+                        "tenth inverted, as the classifiers' are: die and table colours "
+                        "nobody photographed (issue 9r)")
     p.add_argument("--hard-photos", default=None, metavar="DIR",
                    help="detector: --hard-share of its real photos are drawn in proportion "
                         "to the labelled dice DIR's detector misses on them (score < 0.5)")

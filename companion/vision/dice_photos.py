@@ -220,10 +220,17 @@ def apply_fixes(items: list[ManifestImage], root: Path,
 def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     """A named split, as manifest images (paths resolved under the photo root); a name
     ending in ``-half`` is that split's half-size set (``half_size``), one ending in
-    ``-audited`` the split with the label audit's corrections (``label_fixes``)."""
+    ``-audited`` the split with the label audit's corrections (``label_fixes``), one ending
+    in ``-hue`` that split with its photos' hues turned (``hue_turned``)."""
     r = photo_root(root)
     if name.endswith("-audited"):
         return apply_fixes(load_set(name.removesuffix("-audited"), r), r, label_fixes())
+    if name.endswith("-hue"):  # its colours turned (hue_turned; images built once)
+        from companion.vision import hue_turned
+
+        base = name.removesuffix("-hue")
+        items = load_set(base, r)
+        return hue_turned.build(items, sources_of(base, items, r), hue_turned.folder(name))
     if name.endswith("-half"):  # its dice half as large (half_size; images built once)
         from companion.vision import half_size
 
@@ -247,17 +254,25 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     if name.startswith("trays-"):
         return _trays(r, name.removeprefix("trays-"))
     raise KeyError(f"unknown photo set {name!r} (e.g. {', '.join(VAL_SETS)}, webcam-val, "
-                   f"{', '.join(HELD_ASIDE)}; any of them with -half: its dice half as large)")
+                   f"{', '.join(HELD_ASIDE)}; any of them with -half: its dice half as "
+                   "large; with -hue: its colours turned)")
 
 
 def sources_of(name: str, items: list[ManifestImage], root: str | Path | None = None
                ) -> list[str]:
     """Each photo's source photo (augmented copies share it): a tray photo's ``groups.csv``
-    ``source_stem``, else the one its file name gives (``source_of``)."""
+    ``source_stem``, else the one its file name gives (``source_of``); a hue-turned
+    set's are its base set's."""
+    if name.endswith("-hue"):
+        from companion.vision.hue_turned import base_key
+
+        keys = [base_key(m.key) for m in items]
+    else:
+        keys = [m.key for m in items]
     if not name.startswith("trays-"):
-        return [source_of(m.key) for m in items]
+        return [source_of(k) for k in keys]
     groups = _tray_groups(photo_root(root))
-    return [_tray_stem(groups, m.key) for m in items]
+    return [_tray_stem(groups, k) for k in keys]
 
 
 TRAIN_SETS = ("webcam-white", "table-train", "trays-train")

@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import cv2
@@ -102,7 +102,37 @@ def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
     ``folder`` (built there unless it already holds these inputs' images whole: a cache
     with its labels unreadable or an image gone is built again), as a manifest:
     one image per source photo, named after it, in order of first appearance."""
-    want = _inputs(items, sources)
+    by_source: dict[str, list[ManifestImage]] = {}
+    for m, s in zip(items, sources, strict=True):
+        by_source.setdefault(s, []).append(m)
+
+    def write(tmp: Path) -> list[str]:
+        rows = []
+        for k, (source, copies) in enumerate(by_source.items()):
+            name = f"{k:04d}_{file_safe(source)}.png"
+            canvas, dice = mosaic(copies)
+            write_image(tmp / name, canvas)
+            rows += [f"{name},{face}," + ",".join(f"{v:.2f}" for v in box)
+                     for face, box in dice]
+        return rows
+
+    return build_cached(folder, _inputs(items, sources), write)
+
+
+def write_image(path: Path, image: np.ndarray) -> None:
+    """``image`` to ``path`` (its folders made); OSError naming the file if it cannot."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not cv2.imwrite(str(path), image):
+        raise OSError(f"{path}: cannot write the image")
+
+
+def build_cached(folder: Path, want: dict, write: Callable[[Path], list[str]]
+                 ) -> list[ManifestImage]:
+    """A set derived from photos, built once into ``folder``: the manifest there when
+    the folder holds a whole build of the inputs ``want`` describes, else ``write`` (given
+    an empty folder to fill with images; it returns their manifest rows, without the
+    header) builds it anew beside it and it takes the folder's place (a build another
+    process finished meanwhile is taken when it is of the same inputs)."""
     if _holds(folder, want):
         try:
             cached = load_manifest(folder / "labels.csv")
@@ -110,20 +140,10 @@ def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
                 return cached
         except ManifestError:
             pass  # damaged: built again below (it holds nothing that cannot be rebuilt)
-    by_source: dict[str, list[ManifestImage]] = {}
-    for m, s in zip(items, sources, strict=True):
-        by_source.setdefault(s, []).append(m)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
     try:
-        rows = ["image,face,x0,y0,x1,y1"]
-        for k, (source, copies) in enumerate(by_source.items()):
-            name = f"{k:04d}_{file_safe(source)}.png"
-            canvas, dice = mosaic(copies)
-            if not cv2.imwrite(str(tmp / name), canvas):
-                raise OSError(f"{tmp / name}: cannot write the image")
-            rows += [f"{name},{face}," + ",".join(f"{v:.2f}" for v in box)
-                     for face, box in dice]
+        rows = ["image,face,x0,y0,x1,y1", *write(tmp)]
         (tmp / "labels.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
         (tmp / _STAMP).write_text(json.dumps(want) + "\n", encoding="utf-8")
         shutil.rmtree(folder, ignore_errors=True)
@@ -135,4 +155,3 @@ def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return load_manifest(folder / "labels.csv")
-

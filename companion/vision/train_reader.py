@@ -329,14 +329,21 @@ def _colour_jitter(img: np.ndarray, rng: np.random.Generator, strong: bool) -> n
 
 
 DET_SCALES = (0.7, 1.5)  # a frame is scaled to DET_SIZE times a factor drawn in this range
+# ``colour`` detector crops (issue 9r): shares hue-turned and inverted
+DET_HUE_SHARE = 0.5
+DET_INVERT_SHARE = 0.1
 
 
 def _det_sample(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, size: int,
-                scales: tuple[float, float] = DET_SCALES, stretch: float = 1.0
+                scales: tuple[float, float] = DET_SCALES, stretch: float = 1.0,
+                colour: bool = False
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A size x size training crop at a random scale; targets at stride 4. ``stretch``
     (> 1) also scales width and height apart, their ratio drawn from 1/stretch..stretch,
-    as a photo squeezed to another aspect ratio shows its dice (1: no draw at all)."""
+    as a photo squeezed to another aspect ratio shows its dice (1: no draw at all).
+    ``colour`` (issue 9r): half the crops hue-turned with their saturation scaled, as the
+    classifiers' are (``_hue_turn``), and a tenth inverted, so the detector meets die and
+    table colours nobody photographed (off: no draw at all)."""
     h, w = img.shape[:2]
     scale = DET_SIZE / max(h, w) * math.exp(rng.uniform(math.log(scales[0]),
                                                         math.log(scales[1])))
@@ -362,7 +369,13 @@ def _det_sample(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, si
     if rng.random() < 0.5:
         canvas = canvas[::-1]
         boxes = np.stack([boxes[:, 0], size - boxes[:, 3], boxes[:, 2], size - boxes[:, 1]], 1)
-    canvas = _colour_jitter(np.ascontiguousarray(canvas), rng, strong=True)
+    canvas = np.ascontiguousarray(canvas)
+    if colour:
+        if rng.random() < DET_HUE_SHARE:
+            canvas = _hue_turn(canvas, rng)
+        if rng.random() < DET_INVERT_SHARE:
+            canvas = 255 - canvas
+    canvas = _colour_jitter(canvas, rng, strong=True)
     out = size // STRIDE
     hm = np.zeros((out, out), np.float32)
     wh = np.zeros((2, out, out), np.float32)
@@ -885,9 +898,9 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
                    seed: int, log, init: Path | None = None,
                    scales: tuple[float, float] = DET_SCALES, stretch: float = 1.0,
                    hard_share: float = 0.0,
-                   checkpoint: Checkpoint | None = None) -> Detector:
+                   checkpoint: Checkpoint | None = None, colour: bool = False) -> Detector:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
-    ``stretch``: see ``_det_sample``. ``hard_share``: that share of the draws from a
+    ``stretch``, ``colour``: see ``_det_sample``. ``hard_share``: that share of the draws from a
     source with ``missed`` counts (``mine_missed``) picks a photo in proportion to the
     dice missed on it, not uniformly. ``checkpoint``: progress is kept there and resumed
     from it (``Checkpoint``)."""
@@ -920,7 +933,7 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
             else:
                 i = int(rng.integers(len(src)))
             img, boxes, _ = src.get(i)
-            c, hm, wh, mask = _det_sample(img, boxes, rng, size, scales, stretch)
+            c, hm, wh, mask = _det_sample(img, boxes, rng, size, scales, stretch, colour)
             imgs.append(c)
             hms.append(hm)
             whs.append(wh)
@@ -1107,7 +1120,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           camera_aug: bool = False, ema: float = 0.0, area_crops: bool = False,
           cls_crop: int = CROP, cls_span: float = CROP_SPAN, cls_grid: int = 1,
           wide_box_jitter: bool = False, soft_dice: str | Path | None = None,
-          soft_share: float = 0.5, low_res_share: float = LOW_RES_SHARE) -> Path:
+          soft_share: float = 0.5, low_res_share: float = LOW_RES_SHARE,
+          det_colour: bool = False) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -1143,7 +1157,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     ``soft_dice``: a model folder whose reader's probabilities of the train dice
     (``mine_soft_dice``) the classifiers' labels of those dice are pulled ``soft_share``
     toward (issue 9b). ``low_res_share``: the share of the classifiers' crops shrunk and
-    scaled back, as small dice look (``_cls_augment``; issue 9g).
+    scaled back, as small dice look (``_cls_augment``; issue 9g). ``det_colour``: the
+    detector's crops are also hue-turned and inverted (``_det_sample``; issue 9r).
     A network stopped part way resumes at its last checkpoint (``Checkpoint``, in
     ``out``/<network>.resume.pt) when the same options run again; the file goes when
     the network is exported."""
@@ -1188,7 +1203,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                              init=Path(init) if init else None, scales=det_scales,
                              stretch=det_stretch,
                              hard_share=hard_share if hard_photos else 0.0,
-                             checkpoint=checkpoints["det"])
+                             checkpoint=checkpoints["det"], colour=det_colour)
         _export_det(det, out)
         torch.save(det.state_dict(), out / "detector.pt")
         checkpoints["det"].remove()
@@ -1239,7 +1254,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "false_peaks": str(false_peaks) if false_peaks else None,
                  "part_negatives": part_negatives,
                  "die_boxes": str(die_boxes) if die_boxes else None,
-                 "det_stretch": det_stretch,
+                 "det_stretch": det_stretch, "det_colour": det_colour,
                  "hard_photos": str(hard_photos) if hard_photos else None,
                  "hard_share": hard_share if hard_photos else 0.0,
                  "hard_dice": str(hard_dice) if hard_dice else None,

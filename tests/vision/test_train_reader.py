@@ -171,6 +171,43 @@ def test_detector_stretch_squeezes_dice_within_the_ratio_and_is_off_by_default()
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
+def test_detector_colour_draws_turn_hues_and_invert_but_leave_the_targets(monkeypatch):
+    img = np.full((400, 400, 3), 90, np.uint8)
+    img[180:220, 180:220] = (40, 40, 220)  # a red die on a grey table
+    boxes = np.array([[180, 180, 220, 220]], np.float32)
+
+    def pair(seed):
+        plain = T._det_sample(img, boxes.copy(), np.random.default_rng(seed), 256, (1, 1))
+        colour = T._det_sample(img, boxes.copy(), np.random.default_rng(seed), 256, (1, 1),
+                               colour=True)
+        # the geometry is drawn first: the same crop and targets, other colours
+        assert all(np.array_equal(x, y) for x, y in zip(plain[1:], colour[1:], strict=True))
+        return plain[0], colour[0]
+
+    monkeypatch.setattr(T, "_colour_jitter", lambda c, rng, strong: c)  # colours alone
+    monkeypatch.setattr(T, "DET_HUE_SHARE", 0.0)
+    monkeypatch.setattr(T, "DET_INVERT_SHARE", 1.0)
+    for seed in range(5):
+        plain, colour = pair(seed)
+        assert np.array_equal(colour, 255 - plain)
+    monkeypatch.setattr(T, "DET_HUE_SHARE", 1.0)
+    monkeypatch.setattr(T, "DET_INVERT_SHARE", 0.0)
+    hues = []
+    for seed in range(10):
+        plain, colour = pair(seed)
+        grey = (plain == plain[..., :1]).all(axis=2)  # the table: no hue to turn
+        assert grey.mean() > 0.9 and np.array_equal(colour[grey], plain[grey])
+        die = np.argwhere(~grey)[len(np.argwhere(~grey)) // 2]
+        hues.append(int(cv2.cvtColor(colour[None, None, die[0], die[1]],
+                                     cv2.COLOR_BGR2HSV)[0, 0, 0]))
+    assert len({h // 15 for h in hues}) >= 4  # the red die turned to other hues
+    # off (the default): the same draws as before the option, so earlier models rebuild
+    monkeypatch.undo()
+    a = T._det_sample(img, boxes.copy(), np.random.default_rng(9), 256)
+    b = T._det_sample(img, boxes.copy(), np.random.default_rng(9), 256, colour=False)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
 def test_missed_dice_are_those_the_detector_scores_below_the_threshold():
     import cv2
 
