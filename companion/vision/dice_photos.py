@@ -263,12 +263,12 @@ def sources_of(name: str, items: list[ManifestImage], root: str | Path | None = 
     """Each photo's source photo (augmented copies share it): a tray photo's ``groups.csv``
     ``source_stem``, else the one its file name gives (``source_of``); a hue-turned
     set's are its base set's."""
-    if name.endswith("-hue"):
-        from companion.vision.hue_turned import base_key
+    keys = [m.key for m in items]
+    if name.endswith("-hue"):  # the base photo under each hue-turned one's key
+        from companion.vision.hue_turned import turned_key
 
-        keys = [base_key(m.key) for m in items]
-    else:
-        keys = [m.key for m in items]
+        base = {turned_key(m.key): m.key for m in load_set(name.removesuffix("-hue"), root)}
+        keys = [base.get(k, k) for k in keys]
     if not name.startswith("trays-"):
         return [source_of(k) for k in keys]
     groups = _tray_groups(photo_root(root))

@@ -10,7 +10,7 @@ colours only. Dice and boxes are the base set's.
 
 ``table-val-hue`` is ``table-val`` so, ``trays-val-hue`` ``trays-val``. Built once into
 the companion's cache (``cache_dir("hue-turned")``, as ``half_size`` builds its sets),
-each image under its own key and ``.png``, so a set's source photos are found as the base
+each image under its own key made a PNG, so a set's source photos are found as the base
 set's are.
 """
 
@@ -30,8 +30,7 @@ from companion.vision.frames import load_image
 from companion.vision.half_size import build_cached, write_image
 
 ANGLES = (60, 120, 180, 240, 300)  # degrees a photo's hues may be turned by
-SUFFIX = ".png"  # added to each image's key (``base_key`` takes it off)
-VERSION = 1  # bumped when the images are made otherwise (older caches are rebuilt)
+VERSION = 2  # bumped when the images are made otherwise (older caches are rebuilt)
 
 
 def folder(name: str) -> Path:
@@ -39,9 +38,11 @@ def folder(name: str) -> Path:
     return cache_dir("hue-turned") / name
 
 
-def base_key(key: str) -> str:
-    """The base set's key of a hue-turned image's ``key``."""
-    return key.removesuffix(SUFFIX)
+def turned_key(key: str) -> str:
+    """The key of the hue-turned image of the base set's photo ``key``: its name with
+    ``.png`` for its suffix, so the source photo its name gives is the base photo's
+    (``dice_photos.source_of``)."""
+    return str(Path(key).with_suffix(".png"))
 
 
 def angle_of(source: str) -> int:
@@ -70,13 +71,13 @@ def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
           ) -> list[ManifestImage]:
     """The hue-turned images of ``items`` (``sources``: each one's source photo) in
     ``folder`` (built there unless it already holds these inputs' images whole), as a
-    manifest: each image under its own key with ``SUFFIX`` added (a PNG, so no JPEG
-    loss is added), its dice as they were."""
+    manifest: each image under its own key made a PNG (``turned_key``: no JPEG loss is
+    added), its dice as they were."""
 
     def write(tmp: Path) -> list[str]:
         rows = []
         for m, source in zip(items, sources, strict=True):
-            key = m.key + SUFFIX
+            key = turned_key(m.key)
             write_image(tmp / key, turn_hue(load_image(m.path), angle_of(source)))
             rows += [f"{key},{d.face}," + ",".join(f"{v:.2f}" for v in d.box)
                      for d in m.dice]

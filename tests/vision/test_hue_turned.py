@@ -49,12 +49,14 @@ def test_built_once_each_image_under_its_key_with_its_dice(tmp_path):
     items = [_photo(tmp_path / "a.jpg"), _photo(tmp_path / "b.jpg")]
     folder = tmp_path / "cache" / "x-hue"
     built = hue_turned.build(items, ["s", "t"], folder)
-    assert [m.key for m in built] == ["sub/a.jpg.png", "sub/b.jpg.png"]
-    assert [hue_turned.base_key(m.key) for m in built] == ["sub/a.jpg", "sub/b.jpg"]
+    assert [m.key for m in built] == ["sub/a.png", "sub/b.png"]
+    assert [dice_photos.source_of(m.key) for m in built] == ["a", "b"]
+    rf = "dice_1_jpg.rf.0a1b.jpg"  # a Roboflow copy: its source photo is kept
+    assert dice_photos.source_of(hue_turned.turned_key(rf)) == dice_photos.source_of(rf)
     assert [m.dice for m in built] == [m.dice for m in items]
     for m, source in zip(built, ["s", "t"], strict=True):
         img = cv2.imread(str(m.path))
-        want = hue_turned.turn_hue(cv2.imread(str(tmp_path / Path(m.key).stem)),
+        want = hue_turned.turn_hue(cv2.imread(str(tmp_path / (Path(m.key).stem + ".jpg"))),
                                    hue_turned.angle_of(source))
         assert (img == want).all()  # a PNG: exactly the turned photo
     made = built[0].path.stat().st_mtime_ns
@@ -84,5 +86,9 @@ def test_a_validation_set_hue_turned_keeps_its_dice_and_source_photos(name, monk
     whole = dice_photos.load_set(name)
     turned = dice_photos.load_set(name + "-hue")
     assert [m.dice for m in turned] == [m.dice for m in whole]
-    assert dice_photos.sources_of(name + "-hue", turned) == dice_photos.sources_of(name, whole)
+    sources = dice_photos.sources_of(name, whole)
+    assert dice_photos.sources_of(name + "-hue", turned) == sources
+    # as the reports group them, by file name: the base set's source photos too
+    assert len({dice_photos.source_of(m.key) for m in turned}) == len(
+        {dice_photos.source_of(m.key) for m in whole})
     assert turned[0].path.is_relative_to(tmp_path)
