@@ -79,12 +79,18 @@ def mosaic(copies: Sequence[ManifestImage]) -> tuple[np.ndarray, list[tuple[str,
     return canvas, dice
 
 
-def _inputs(items: Sequence[ManifestImage], sources: Sequence[str]) -> dict:
+def inputs_stamp(items: Sequence[ManifestImage], sources: Sequence[str], **how) -> dict:
+    """What a derived set is built from: each photo's source, path and dice (hashed) and
+    ``how`` it is made (version and parameters), as ``build_cached`` compares it."""
     h = hashlib.sha1()
     for m, s in zip(items, sources, strict=True):
         h.update(json.dumps([s, str(m.path), [[d.face, *d.box] for d in m.dice]]).encode())
-    return {"version": VERSION, "side": SIDE, "grid": GRID, "images": len(items),
-            "sha1": h.hexdigest()}
+    return {**how, "images": len(items), "sha1": h.hexdigest()}
+
+
+def manifest_row(key: str, face: str, box) -> str:
+    """One die's row of a derived set's labels.csv."""
+    return f"{key},{face}," + ",".join(f"{v:.2f}" for v in box)
 
 
 def _holds(folder: Path, want: dict) -> bool:
@@ -112,11 +118,11 @@ def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
             name = f"{k:04d}_{file_safe(source)}.png"
             canvas, dice = mosaic(copies)
             write_image(tmp / name, canvas)
-            rows += [f"{name},{face}," + ",".join(f"{v:.2f}" for v in box)
-                     for face, box in dice]
+            rows += [manifest_row(name, face, box) for face, box in dice]
         return rows
 
-    return build_cached(folder, _inputs(items, sources), write)
+    stamp = inputs_stamp(items, sources, version=VERSION, side=SIDE, grid=GRID)
+    return build_cached(folder, stamp, write)
 
 
 def write_image(path: Path, image: np.ndarray) -> None:

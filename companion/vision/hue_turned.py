@@ -17,7 +17,6 @@ set's are.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import numpy as np
 from companion.cache import cache_dir
 from companion.vision.evaluate import ManifestImage
 from companion.vision.frames import load_image
-from companion.vision.half_size import build_cached, write_image
+from companion.vision.half_size import build_cached, inputs_stamp, manifest_row, write_image
 
 ANGLES = (60, 120, 180, 240, 300)  # degrees a photo's hues may be turned by
 VERSION = 2  # bumped when the images are made otherwise (older caches are rebuilt)
@@ -58,15 +57,6 @@ def turn_hue(image: np.ndarray, degrees: int) -> np.ndarray:
     return cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
 
 
-def _inputs(items: Sequence[ManifestImage], sources: Sequence[str]) -> dict:
-    h = hashlib.sha1()
-    for m, s in zip(items, sources, strict=True):
-        h.update(json.dumps([s, m.key, str(m.path), [[d.face, *d.box] for d in m.dice]])
-                 .encode())
-    return {"version": VERSION, "angles": list(ANGLES), "images": len(items),
-            "sha1": h.hexdigest()}
-
-
 def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
           ) -> list[ManifestImage]:
     """The hue-turned images of ``items`` (``sources``: each one's source photo) in
@@ -79,8 +69,8 @@ def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
         for m, source in zip(items, sources, strict=True):
             key = turned_key(m.key)
             write_image(tmp / key, turn_hue(load_image(m.path), angle_of(source)))
-            rows += [f"{key},{d.face}," + ",".join(f"{v:.2f}" for v in d.box)
-                     for d in m.dice]
+            rows += [manifest_row(key, d.face, d.box) for d in m.dice]
         return rows
 
-    return build_cached(folder, _inputs(items, sources), write)
+    stamp = inputs_stamp(items, sources, version=VERSION, angles=list(ANGLES))
+    return build_cached(folder, stamp, write)

@@ -124,10 +124,7 @@ def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
 
 @pytest.mark.skipif(not dice_photos.available(), reason="photo sets not found")
 @pytest.mark.parametrize("name", ["table-val", "trays-val"])
-def test_a_validation_set_at_half_size_is_one_image_per_source_photo(name, monkeypatch,
-                                                                     tmp_path):
-    monkeypatch.delenv("CACHE_DIRECTORY", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+def test_a_validation_set_at_half_size_is_one_image_per_source_photo(name, photo_cache):
     whole = dice_photos.load_set(name)
     half = dice_photos.load_set(name + "-half")
     sources = dice_photos.sources_of(name, whole)

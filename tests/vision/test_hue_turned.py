@@ -79,10 +79,7 @@ def test_an_unreadable_photo_names_it_and_keeps_the_built_set(tmp_path):
 
 @pytest.mark.skipif(not dice_photos.available(), reason="photo sets not found")
 @pytest.mark.parametrize("name", ["table-val", "trays-val"])
-def test_a_validation_set_hue_turned_keeps_its_dice_and_source_photos(name, monkeypatch,
-                                                                     tmp_path):
-    monkeypatch.delenv("CACHE_DIRECTORY", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+def test_a_validation_set_hue_turned_keeps_its_dice_and_source_photos(name, photo_cache):
     whole = dice_photos.load_set(name)
     turned = dice_photos.load_set(name + "-hue")
     assert [m.dice for m in turned] == [m.dice for m in whole]
@@ -91,4 +88,4 @@ def test_a_validation_set_hue_turned_keeps_its_dice_and_source_photos(name, monk
     # as the reports group them, by file name: the base set's source photos too
     assert len({dice_photos.source_of(m.key) for m in turned}) == len(
         {dice_photos.source_of(m.key) for m in whole})
-    assert turned[0].path.is_relative_to(tmp_path)
+    assert turned[0].path.is_relative_to(photo_cache)
