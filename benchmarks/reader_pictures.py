@@ -2,6 +2,8 @@
 
     .venv/bin/python benchmarks/reader_pictures.py [--model DIR] [--out docs/learned-reader.png]
     .venv/bin/python benchmarks/reader_pictures.py --fewshot 10 --out docs/fewshot-reader.png
+    .venv/bin/python benchmarks/reader_pictures.py --sets table-val table-val-dyed \
+        trays-val-dyed --out docs/dyed-reader.png
 
 One photo from each held-aside set (the one with the most labelled dice, so the choice
 never looks at the reader), read by the committed model (or
@@ -13,6 +15,9 @@ photo sets (../shared/datasets/dice-photos/).
 ``--fewshot N``: each photo is read instead by a few-shot profile of N labelled dice per
 face (seed 0) of the set its few shots come from (``dice_photos.FEWSHOT_SOURCES``, as
 ``reader_accuracy.py --fewshot`` draws them): nearest prototype, no pip counting.
+
+``--sets NAME ...``: one panel for each of these sets instead (any name ``dice_photos``
+knows: a validation set beside its dyed copy, issue 9s, shows one photo both ways).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from companion.vision.types import UNKNOWN
 RIGHT, WRONG, UNSURE, MISSED, FALSE = ((0, 200, 0), (40, 40, 230), (0, 165, 255),
                                        (230, 120, 30), (200, 0, 200))
 HEIGHT = 420
+PANELS = ("table-test", "webcam-two", "trays-colour-test")  # the default panels
 
 
 def _box(img, box, colour, text, scale):
@@ -106,7 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fewshot", type=int, default=None, metavar="N",
                     help="read with a few-shot profile of N dice per face of each set's "
                          "few-shot source instead")
+    ap.add_argument("--sets", nargs="+", default=list(PANELS), metavar="NAME",
+                    help="one panel per set (default: " + ", ".join(PANELS) + ")")
     args = ap.parse_args(argv)
+    if args.fewshot and any(n not in dice_photos.FEWSHOT_SOURCES for n in args.sets):
+        print("--fewshot: only for the held-aside sets "
+              f"({', '.join(dice_photos.FEWSHOT_SOURCES)})", file=sys.stderr)
+        return 2
     if args.fewshot is not None and args.fewshot < 1:
         print(f"--fewshot {args.fewshot}: needs at least 1", file=sys.stderr)
         return 2
@@ -115,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     reader = LearnedReader(args.model)
     panels = []
-    for name in ("table-test", "webcam-two", "trays-colour-test"):
+    for name in args.sets:
         read, title = reader, ""
         if args.fewshot:
             source = dice_photos.FEWSHOT_SOURCES[name]

@@ -50,6 +50,8 @@ def bad_args(args: argparse.Namespace) -> str | None:
         return f"--tune-views {' '.join(map(str, args.tune_views))}: each 1, 2, 4 or 8"
     if not 0 <= args.part_negatives <= 1:
         return f"--part-negatives {args.part_negatives:g}: needs a share from 0 to 1"
+    if not 0 <= args.dye_share <= 1:
+        return f"--dye-share {args.dye_share:g}: needs a share from 0 to 1"
     if not 1 <= args.det_stretch <= 4:
         return f"--det-stretch {args.det_stretch:g}: needs a ratio from 1 to 4"
     if args.hard_weight < 1:
@@ -127,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
               part_negatives=args.part_negatives, die_boxes=args.die_boxes,
               tune_sizes=tuple(args.tune_sizes), tune_views=tuple(args.tune_views),
               det_stretch=args.det_stretch, det_colour=args.det_colour,
+              dye_share=args.dye_share,
               hard_photos=args.hard_photos,
               hard_share=args.hard_share, hard_dice=args.hard_dice,
               hard_weight=args.hard_weight, camera_aug=args.camera_aug,
@@ -188,6 +191,11 @@ def register(subparsers) -> None:
                    help="detector: half its crops are hue-turned (saturation scaled) and a "
                         "tenth inverted, as the classifiers' are: die and table colours "
                         "nobody photographed (issue 9r)")
+    p.add_argument("--dye-share", type=float, default=0.0, metavar="SHARE",
+                   help="every network: this share of the real photos drawn (of sets whose "
+                        "boxes hold whole dice) have their dice repainted other die and "
+                        "pip colours, a dark die with light pips as often as a light one "
+                        "(default 0: as before; issue 9s)")
     p.add_argument("--hard-photos", default=None, metavar="DIR",
                    help="detector: --hard-share of its real photos are drawn in proportion "
                         "to the labelled dice DIR's detector misses on them (score < 0.5)")

@@ -34,7 +34,9 @@ validation then holds 910 dice, 319 of them small (35%; trays-test 34%). Table a
 webcam parts are as in the split it extends.
 Any set's name with ``-half`` (issue 9e; ``half_size``) is its photos with the dice half
 as large, four copies of one source photo to a 640x640 image: small dice in validation
-without moving photos out of training.
+without moving photos out of training. With ``-hue`` (issue 9r; ``hue_turned``) its
+photos' hues are turned; with ``-dyed`` (issue 9s; ``dyed_dice``) its dice are repainted
+other die and pip colours.
 A model records the sets it was trained and tuned on (reader.json ``train_sets`` /
 ``val_sets``).
 A training folder records its split in ``split.json`` (``record_split``), so a part
@@ -221,7 +223,8 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     """A named split, as manifest images (paths resolved under the photo root); a name
     ending in ``-half`` is that split's half-size set (``half_size``), one ending in
     ``-audited`` the split with the label audit's corrections (``label_fixes``), one ending
-    in ``-hue`` that split with its photos' hues turned (``hue_turned``)."""
+    in ``-hue`` that split with its photos' hues turned (``hue_turned``), one ending in
+    ``-dyed`` that split with its dice repainted other colours (``dyed_dice``)."""
     r = photo_root(root)
     if name.endswith("-audited"):
         return apply_fixes(load_set(name.removesuffix("-audited"), r), r, label_fixes())
@@ -231,6 +234,12 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
         base = name.removesuffix("-hue")
         items = load_set(base, r)
         return hue_turned.build(items, sources_of(base, items, r), hue_turned.folder(name))
+    if name.endswith("-dyed"):  # its dice repainted other colours (dyed_dice; built once)
+        from companion.vision import dyed_dice
+
+        base = name.removesuffix("-dyed")
+        items = load_set(base, r)
+        return dyed_dice.build(items, sources_of(base, items, r), dyed_dice.folder(name))
     if name.endswith("-half"):  # its dice half as large (half_size; images built once)
         from companion.vision import half_size
 
@@ -255,19 +264,20 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
         return _trays(r, name.removeprefix("trays-"))
     raise KeyError(f"unknown photo set {name!r} (e.g. {', '.join(VAL_SETS)}, webcam-val, "
                    f"{', '.join(HELD_ASIDE)}; any of them with -half: its dice half as "
-                   "large; with -hue: its colours turned)")
+                   "large; with -hue: its colours turned; with -dyed: its dice repainted)")
 
 
 def sources_of(name: str, items: list[ManifestImage], root: str | Path | None = None
                ) -> list[str]:
     """Each photo's source photo (augmented copies share it): a tray photo's ``groups.csv``
     ``source_stem``, else the one its file name gives (``source_of``); a hue-turned
-    set's are its base set's."""
+    or dyed set's are its base set's."""
     keys = [m.key for m in items]
-    if name.endswith("-hue"):  # the base photo under each hue-turned one's key
+    derived = next((s for s in ("-hue", "-dyed") if name.endswith(s)), None)
+    if derived:  # the base photo under each hue-turned or dyed one's key
         from companion.vision.hue_turned import turned_key
 
-        base = {turned_key(m.key): m.key for m in load_set(name.removesuffix("-hue"), root)}
+        base = {turned_key(m.key): m.key for m in load_set(name.removesuffix(derived), root)}
         keys = [base.get(k, k) for k in keys]
     if not name.startswith("trays-"):
         return [source_of(k) for k in keys]
@@ -300,6 +310,13 @@ def split_options(split: Split) -> str:
     """The `companion train` options that name a split ("--val-tenths 1 --webcam-val")."""
     return (f"--val-tenths {split[0]}" + (" --webcam-val" if split[1] else "")
             + (" --tray-small-val" if split[2] else ""))
+
+
+def whole_die_boxes(name: str) -> bool:
+    """Whether set ``name``'s boxes hold whole dice: webcam-white's often hug the group of
+    pips rather than the top face (the photo sets' README), so a die repainted inside its
+    box (``dyed_dice``) would show a coloured disc on a white die."""
+    return not name.startswith("webcam-white") and name not in ("webcam-train", "webcam-val")
 
 
 def fully_labelled(name: str) -> bool:

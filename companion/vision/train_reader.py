@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from companion.vision import dice_photos
+from companion.vision.dyed_dice import dye_dice
 from companion.vision.learned_model import (
     CROP,
     CROP_FILTER_KEY,
@@ -58,7 +59,7 @@ WIDE_BOX_JITTER = (0.75, 1.25, 0.05)
 UPRIGHT_TURN = 12.0  # degrees (standard deviation) an upright classifier crop is turned
 SMALL_DIE = 32  # px (box side in the photo): a small die, for ``small_weight``
 # options added after checkpoints were first written, with the value older runs had
-LATER_OPTIONS = {"low_res_share": LOW_RES_SHARE}
+LATER_OPTIONS = {"low_res_share": LOW_RES_SHARE, "det_colour": False, "dye_share": 0.0}
 
 
 def _cbr(i: int, o: int, s: int = 1, k: int = 3) -> nn.Sequential:
@@ -332,6 +333,20 @@ DET_SCALES = (0.7, 1.5)  # a frame is scaled to DET_SIZE times a factor drawn in
 # ``colour`` detector crops (issue 9r): shares hue-turned and inverted
 DET_HUE_SHARE = 0.5
 DET_INVERT_SHARE = 0.1
+
+
+def _maybe_dye(src, i: int, img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator,
+               share: float) -> np.ndarray:
+    """Photo ``i`` of ``src`` with its dice dyed other colours (``dyed_dice.dye_dice``) a
+    ``share`` of the times it is drawn (issue 9s), when it is a real photo of a set whose
+    boxes hold whole dice (``dice_photos.whole_die_boxes``; rendered dice are drawn in any
+    colours already). ``share`` 0: no draw at all, so the draws are as before."""
+    if share <= 0 or not len(boxes):
+        return img
+    sets = getattr(src, "sets", None)
+    if sets is None or not dice_photos.whole_die_boxes(sets[i]) or rng.random() >= share:
+        return img
+    return dye_dice(img, boxes, rng)
 
 
 def _det_sample(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, size: int,
@@ -898,12 +913,13 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
                    seed: int, log, init: Path | None = None,
                    scales: tuple[float, float] = DET_SCALES, stretch: float = 1.0,
                    hard_share: float = 0.0,
-                   checkpoint: Checkpoint | None = None, colour: bool = False) -> Detector:
+                   checkpoint: Checkpoint | None = None, colour: bool = False,
+                   dye_share: float = 0.0) -> Detector:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
-    ``stretch``, ``colour``: see ``_det_sample``. ``hard_share``: that share of the draws from a
-    source with ``missed`` counts (``mine_missed``) picks a photo in proportion to the
-    dice missed on it, not uniformly. ``checkpoint``: progress is kept there and resumed
-    from it (``Checkpoint``)."""
+    ``stretch``, ``colour``: see ``_det_sample``; ``dye_share``: see ``_maybe_dye``.
+    ``hard_share``: that share of the draws from a source with ``missed`` counts
+    (``mine_missed``) picks a photo in proportion to the dice missed on it, not uniformly.
+    ``checkpoint``: progress is kept there and resumed from it (``Checkpoint``)."""
     rng = np.random.default_rng(seed)
     hard = {}
     for k, src in enumerate(sources):
@@ -933,6 +949,7 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
             else:
                 i = int(rng.integers(len(src)))
             img, boxes, _ = src.get(i)
+            img = _maybe_dye(src, i, img, boxes, rng, dye_share)
             c, hm, wh, mask = _det_sample(img, boxes, rng, size, scales, stretch, colour)
             imgs.append(c)
             hms.append(hm)
@@ -969,7 +986,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      area_crops: bool = False, crop_size: int = CROP,
                      crop_span: float = CROP_SPAN, grid: int = 1,
                      soft_share: float = 0.0, low_res_share: float = LOW_RES_SHARE,
-                     checkpoint: Checkpoint | None = None) -> Classifier:
+                     checkpoint: Checkpoint | None = None,
+                     dye_share: float = 0.0) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
     ``camera_aug``: crops also get ``_camera_augment``'s draws. ``area_crops``: crops are
     shrunk with an area filter (``learned_model.crop``), as the reader must then cut them
@@ -986,6 +1004,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     source's ``soft_dice`` (when it has them) pull its dice's labels that far toward a
     model's own reading (``_cls_samples``; 0: plain classes, as before issue 9b).
     ``low_res_share``: the share of crops seen at a lower resolution (``_cls_augment``).
+    ``dye_share``: that share of the real photos drawn have their dice dyed other colours
+    first (``_maybe_dye``; issue 9s).
     ``checkpoint``: progress is kept there and resumed from it (``Checkpoint``)."""
     if not grid_tiles(crop_size, grid):
         raise ValueError(f"grid {grid} does not divide the {feature_side(crop_size)} cells "
@@ -1018,6 +1038,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
             src = sources[int(rng.choice(len(sources), p=p))]
             i = int(rng.integers(len(src)))
             img, boxes, faces = src.get(i)
+            img = _maybe_dye(src, i, img, boxes, rng, dye_share)
             peaks = getattr(src, "false_peaks", None)
             on_dice = getattr(src, "die_boxes", None)
             hard = getattr(src, "hard_dice", None)
@@ -1121,7 +1142,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           cls_crop: int = CROP, cls_span: float = CROP_SPAN, cls_grid: int = 1,
           wide_box_jitter: bool = False, soft_dice: str | Path | None = None,
           soft_share: float = 0.5, low_res_share: float = LOW_RES_SHARE,
-          det_colour: bool = False) -> Path:
+          det_colour: bool = False, dye_share: float = 0.0) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -1159,6 +1180,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     toward (issue 9b). ``low_res_share``: the share of the classifiers' crops shrunk and
     scaled back, as small dice look (``_cls_augment``; issue 9g). ``det_colour``: the
     detector's crops are also hue-turned and inverted (``_det_sample``; issue 9r).
+    ``dye_share``: every network's real photos have their dice dyed other die and pip
+    colours that share of the times they are drawn (``_maybe_dye``; issue 9s).
     A network stopped part way resumes at its last checkpoint (``Checkpoint``, in
     ``out``/<network>.resume.pt) when the same options run again; the file goes when
     the network is exported."""
@@ -1203,7 +1226,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                              init=Path(init) if init else None, scales=det_scales,
                              stretch=det_stretch,
                              hard_share=hard_share if hard_photos else 0.0,
-                             checkpoint=checkpoints["det"], colour=det_colour)
+                             checkpoint=checkpoints["det"], colour=det_colour,
+                             dye_share=dye_share)
         _export_det(det, out)
         torch.save(det.state_dict(), out / "detector.pt")
         checkpoints["det"].remove()
@@ -1231,7 +1255,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                crop_size=cls_crop, crop_span=cls_span, grid=cls_grid,
                                soft_share=soft_share if soft_dice else 0.0,
                                low_res_share=low_res_share,
-                               checkpoint=checkpoints[part])
+                               checkpoint=checkpoints[part], dye_share=dye_share)
         _export_cls(cls, out, name, area_crops, cls_crop, cls_span)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         checkpoints[part].remove()
@@ -1255,6 +1279,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "part_negatives": part_negatives,
                  "die_boxes": str(die_boxes) if die_boxes else None,
                  "det_stretch": det_stretch, "det_colour": det_colour,
+                 "dye_share": dye_share,
                  "hard_photos": str(hard_photos) if hard_photos else None,
                  "hard_share": hard_share if hard_photos else 0.0,
                  "hard_dice": str(hard_dice) if hard_dice else None,

@@ -17,6 +17,7 @@ from companion.cli import main
     (["--hard-photos", "/nowhere"], "--hard-photos /nowhere: no detector.onnx there"),
     (["--hard-share", "0"], "--hard-share 0: needs a share above 0, at most 1"),
     (["--det-stretch", "0.5"], "--det-stretch 0.5: needs a ratio from 1 to 4"),
+    (["--dye-share", "-0.1"], "--dye-share -0.1: needs a share from 0 to 1"),
     (["--hard-weight", "0"], "--hard-weight 0: needs at least 1"),
     (["--hard-dice", "/nowhere"], "--hard-dice /nowhere: no reader.json there"),
     # issue 9b
@@ -99,7 +100,8 @@ def test_a_part_with_another_split_than_the_folders_is_one_line(tmp_path, capsys
     ("camera_aug", [], False), ("camera_aug", ["--camera-aug"], True),
     ("area_crops", [], False), ("area_crops", ["--area-crops"], True),
     ("tray_small_val", [], None), ("tray_small_val", ["--tray-small-val"], True),
-    ("low_res_share", [], 0.1), ("low_res_share", ["--low-res-share", "0.4"], 0.4)])
+    ("low_res_share", [], 0.1), ("low_res_share", ["--low-res-share", "0.4"], 0.4),
+    ("dye_share", [], 0.0), ("dye_share", ["--dye-share", "0.5"], 0.5)])
 def test_classifier_crop_options_reach_training(tmp_path, monkeypatch, key, extra, want):
     pytest.importorskip("torch")
     from companion.vision import train_reader

@@ -32,3 +32,21 @@ def test_the_picture_counts_every_labelled_die_once(tmp_path, capsys, extra):
         labelled = max(len(m.dice) for m in dice_photos.load_set(name))
         found = sum(int(counts[k]) for k in ("right", "wrong", "unknown", "missed"))
         assert found == labelled, line
+
+
+@pytest.mark.skipif(not dice_photos.available() or not (MODEL_DIR / "detector.onnx").is_file(),
+                    reason="photo sets or model missing")
+def test_named_sets_give_one_panel_each_a_photo_and_its_dyed_copy(tmp_path, capsys,
+                                                                  photo_cache):
+    module = load_script(SCRIPT)
+    out = tmp_path / "dyed.png"
+    assert module.main(["--sets", "table-val", "table-val-dyed", "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines[:2]] == ["table-val", "table-val-dyed"]
+    totals = []
+    for line in lines[:2]:
+        counts = dict(part.rsplit(" ", 1) for part in line.split(": ", 1)[1].split(", "))
+        totals.append(sum(int(counts[k]) for k in ("right", "wrong", "unknown", "missed")))
+    assert totals[0] == totals[1] == max(len(m.dice) for m in dice_photos.load_set("table-val"))
+    assert module.main(["--sets", "table-val", "--fewshot", "3", "--out", str(out)]) == 2
+    assert "only for the held-aside sets" in capsys.readouterr().err

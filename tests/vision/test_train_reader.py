@@ -208,6 +208,36 @@ def test_detector_colour_draws_turn_hues_and_invert_but_leave_the_targets(monkey
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
+class _Photos:
+    """A source of two photos, as RealImages holds them: each with its set's name."""
+
+    def __init__(self, sets):
+        self.sets = sets
+
+
+def test_dyeing_repaints_whole_die_photos_a_share_of_draws_and_is_off_by_default():
+    img = np.full((200, 200, 3), 90, np.uint8)
+    img[80:120, 80:120] = 240  # a white die
+    img[96:104, 96:104] = 10  # its pip
+    boxes = np.array([[80, 80, 120, 120]], np.float32)
+    src = _Photos(["table-train", "webcam-train"])
+    rng = np.random.default_rng(3)
+    dyed = [not np.array_equal(T._maybe_dye(src, 0, img, boxes, rng, 0.5), img)
+            for _ in range(200)]
+    assert 0.35 < np.mean(dyed) < 0.65  # about half the draws
+    out = T._maybe_dye(src, 0, img, boxes, np.random.default_rng(1), 1.0)
+    assert np.array_equal(out[:60], img[:60]) and not np.array_equal(out, img)
+    # webcam boxes hug the pips, a rendered source has no set: never dyed, nothing drawn
+    for source, i in ((src, 1), (object(), 0)):
+        rng = np.random.default_rng(4)
+        assert T._maybe_dye(source, i, img, boxes, rng, 1.0) is img
+        assert rng.random() == np.random.default_rng(4).random()
+    # off (the default): no draw at all, so earlier models rebuild
+    rng = np.random.default_rng(4)
+    assert T._maybe_dye(src, 0, img, boxes, rng, 0.0) is img
+    assert rng.random() == np.random.default_rng(4).random()
+
+
 def test_missed_dice_are_those_the_detector_scores_below_the_threshold():
     import cv2
 
@@ -584,6 +614,18 @@ def test_a_checkpoint_from_before_low_res_share_resumes_with_the_old_share(tmp_p
                         ).load().state["step"] == 500
     with pytest.raises(T.CheckpointUnusable, match="other low_res_share"):
         T.Checkpoint(path, {"seed": 9, "low_res_share": 0.4}).load()
+
+
+@pytest.mark.parametrize("key, new", [("det_colour", True), ("dye_share", 0.5)])
+def test_a_checkpoint_from_before_the_colour_options_resumes_with_them_off(tmp_path, key,
+                                                                           new):
+    """Runs checkpointed before issue 9r's --det-colour and 9s's --dye-share had them off."""
+    path = tmp_path / "detector.resume.pt"
+    T.Checkpoint(path, {"seed": 9}).save(500)  # written without the keys
+    off = {"seed": 9, "det_colour": False, "dye_share": 0.0}
+    assert T.Checkpoint(path, off).load().state["step"] == 500
+    with pytest.raises(T.CheckpointUnusable, match=f"other {key}"):
+        T.Checkpoint(path, off | {key: new}).load()
 
 
 @pytest.mark.parametrize("kind", ["detector", "classifier"])
