@@ -316,7 +316,7 @@ def whole_die_boxes(name: str) -> bool:
     """Whether set ``name``'s boxes hold whole dice: webcam-white's often hug the group of
     pips rather than the top face (the photo sets' README), so a die repainted inside its
     box (``dyed_dice``) would show a coloured disc on a white die."""
-    return not name.startswith("webcam-white") and name not in ("webcam-train", "webcam-val")
+    return not name.startswith(("webcam-white", "webcam-train", "webcam-val"))
 
 
 def fully_labelled(name: str) -> bool:

@@ -8,8 +8,8 @@ its pips, its shading) are kept as a ramp from one colour to the other, and the 
 colours are drawn anew for each die, a third of dice dark-bodied with light pips, a third
 mid-toned and a third light-bodied with dark pips, at any hue. The table around a die is
 as it was, except where a die's box holds it (an ellipse over the box, its edge
-feathered). The draws are fixed by the photo's source and the die's place, so augmented
-copies of one photo are dyed alike and an interval over source photos holds.
+feathered). The draws are seeded by the photo's source photo, so augmented copies of one
+photo draw the same colours, die by die in label order.
 
 ``table-val-dyed`` is ``table-val`` so. Built once into the companion's cache
 (``cache_dir("dyed-dice")``), each image under its own key made a PNG, as the hue-turned
@@ -101,9 +101,9 @@ def dye_dice(image: np.ndarray, boxes: Sequence[Sequence[float]],
     return out
 
 
-def _rng_for(source: str, key: str) -> np.random.Generator:
-    """The draws for one photo: by its source photo, so its augmented copies (whose
-    dice lie elsewhere) still get one draw each, made the same way."""
+def _rng_for(source: str) -> np.random.Generator:
+    """The draws for one photo: seeded by its source photo (``source``), so augmented
+    copies of one photo draw the same colours for their dice in label order."""
     digest = hashlib.sha1(f"dyed/{source}".encode()).hexdigest()
     return np.random.default_rng(int(digest[:16], 16))
 
@@ -118,7 +118,7 @@ def build(items: Sequence[ManifestImage], sources: Sequence[str], folder: Path
         rows = []
         for m, source in zip(items, sources, strict=True):
             key = turned_key(m.key)
-            dyed = dye_dice(load_image(m.path), [d.box for d in m.dice], _rng_for(source, key))
+            dyed = dye_dice(load_image(m.path), [d.box for d in m.dice], _rng_for(source))
             write_image(tmp / key, dyed)
             rows += [manifest_row(key, d.face, d.box) for d in m.dice]
         return rows

@@ -108,7 +108,7 @@ def test_an_unreadable_photo_names_it_and_keeps_the_built_set(tmp_path):
 
 def test_webcam_boxes_are_not_whole_dice_and_the_others_are():
     assert not any(dice_photos.whole_die_boxes(n)
-                   for n in ("webcam-white", "webcam-train", "webcam-val"))
+                   for n in ("webcam-white", "webcam-train", "webcam-val", "webcam-val-half"))
     assert all(dice_photos.whole_die_boxes(n)
                for n in ("table-train", "trays-train", "table-val", "webcam-two"))
 
