@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import importlib
 import json
 import re
 import statistics
@@ -219,6 +220,12 @@ def apply_fixes(items: list[ManifestImage], root: Path,
     return out
 
 
+# name suffix -> the module building that set from its base set's photos (``build``,
+# ``folder``): its dice half as large, its colours turned, its dice repainted
+DERIVED = {"-hue": "hue_turned", "-dyed": "dyed_dice", "-half": "half_size"}
+BASE_KEYED = ("-hue", "-dyed")  # those whose images keep the base photo's name (turned_key)
+
+
 def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     """A named split, as manifest images (paths resolved under the photo root); a name
     ending in ``-half`` is that split's half-size set (``half_size``), one ending in
@@ -228,24 +235,12 @@ def load_set(name: str, root: str | Path | None = None) -> list[ManifestImage]:
     r = photo_root(root)
     if name.endswith("-audited"):
         return apply_fixes(load_set(name.removesuffix("-audited"), r), r, label_fixes())
-    if name.endswith("-hue"):  # its colours turned (hue_turned; images built once)
-        from companion.vision import hue_turned
-
-        base = name.removesuffix("-hue")
+    derived = next((s for s in DERIVED if name.endswith(s)), None)
+    if derived:  # made from its base set's photos, images built once (module ``build``)
+        module = importlib.import_module(f"companion.vision.{DERIVED[derived]}")
+        base = name.removesuffix(derived)
         items = load_set(base, r)
-        return hue_turned.build(items, sources_of(base, items, r), hue_turned.folder(name))
-    if name.endswith("-dyed"):  # its dice repainted other colours (dyed_dice; built once)
-        from companion.vision import dyed_dice
-
-        base = name.removesuffix("-dyed")
-        items = load_set(base, r)
-        return dyed_dice.build(items, sources_of(base, items, r), dyed_dice.folder(name))
-    if name.endswith("-half"):  # its dice half as large (half_size; images built once)
-        from companion.vision import half_size
-
-        base = name.removesuffix("-half")
-        items = load_set(base, r)
-        return half_size.build(items, sources_of(base, items, r), half_size.folder(name))
+        return module.build(items, sources_of(base, items, r), module.folder(name))
     if name == "webcam-white":
         return load_manifest(r / "webcam-white-d6" / "labels.csv")
     if name in ("webcam-train", "webcam-val"):
@@ -273,7 +268,7 @@ def sources_of(name: str, items: list[ManifestImage], root: str | Path | None = 
     ``source_stem``, else the one its file name gives (``source_of``); a hue-turned
     or dyed set's are its base set's."""
     keys = [m.key for m in items]
-    derived = next((s for s in ("-hue", "-dyed") if name.endswith(s)), None)
+    derived = next((s for s in BASE_KEYED if name.endswith(s)), None)
     if derived:  # the base photo under each hue-turned or dyed one's key
         from companion.vision.hue_turned import turned_key
 

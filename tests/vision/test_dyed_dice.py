@@ -7,10 +7,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from derived_sets import assert_unreadable_photo_keeps_built_set
 
 from companion.vision import dice_photos, dyed_dice
 from companion.vision.evaluate import LabelledDie, ManifestImage
-from companion.vision.frames import FrameUnreadable
 
 
 def _die(img: np.ndarray, x0: int, y0: int, side: int, body, pips) -> None:
@@ -97,13 +97,9 @@ def test_built_once_each_image_under_its_key_with_its_dice(tmp_path):
 
 def test_an_unreadable_photo_names_it_and_keeps_the_built_set(tmp_path):
     items = [_photo(tmp_path / "a.jpg"), _photo(tmp_path / "b.jpg")]
-    folder = tmp_path / "cache" / "x-dyed"
-    built = dyed_dice.build(items, ["s", "t"], folder)
-    items[1].path.write_bytes(b"not a photo")
-    with pytest.raises(FrameUnreadable, match="b.jpg"):
-        dyed_dice.build(items, ["s", "u"], folder)
-    assert dyed_dice.build(items, ["s", "t"], folder) == built
-    assert sorted(p.name for p in folder.parent.iterdir()) == ["x-dyed"]
+    assert_unreadable_photo_keeps_built_set(dyed_dice.build, items,
+                                            tmp_path / "cache" / "x-dyed", ["s", "t"],
+                                            ["s", "u"])
 
 
 def test_webcam_boxes_are_not_whole_dice_and_the_others_are():

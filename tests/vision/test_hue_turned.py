@@ -7,10 +7,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from derived_sets import assert_unreadable_photo_keeps_built_set
 
 from companion.vision import dice_photos, hue_turned
 from companion.vision.evaluate import LabelledDie, ManifestImage
-from companion.vision.frames import FrameUnreadable
 
 
 def _photo(path: Path) -> ManifestImage:
@@ -68,13 +68,9 @@ def test_built_once_each_image_under_its_key_with_its_dice(tmp_path):
 
 def test_an_unreadable_photo_names_it_and_keeps_the_built_set(tmp_path):
     items = [_photo(tmp_path / "a.jpg"), _photo(tmp_path / "b.jpg")]
-    folder = tmp_path / "cache" / "x-hue"
-    built = hue_turned.build(items, ["s", "t"], folder)
-    items[1].path.write_bytes(b"not a photo")
-    with pytest.raises(FrameUnreadable, match="b.jpg"):
-        hue_turned.build(items, ["s", "u"], folder)
-    assert hue_turned.build(items, ["s", "t"], folder) == built  # the built set stays
-    assert sorted(p.name for p in folder.parent.iterdir()) == ["x-hue"]
+    assert_unreadable_photo_keeps_built_set(hue_turned.build, items,
+                                            tmp_path / "cache" / "x-hue", ["s", "t"],
+                                            ["s", "u"])
 
 
 @pytest.mark.skipif(not dice_photos.available(), reason="photo sets not found")
