@@ -7,7 +7,8 @@ mean of their weights is a network too, read at one network's cost. ``soup`` mak
 from ONNX files of one graph (the same nodes and tensor names and shapes); the weights
 are averaged in 32-bit and stored as the first file stores them (16-bit where it keeps
 16-bit, issue 8o). Needs the [train] extra (onnx). Files that are not of one graph are
-refused with one line naming the first that differs.
+refused with one line naming the first that differs, as are files whose inputs or
+marks (how their crops are cut) differ.
 """
 
 from __future__ import annotations
@@ -19,9 +20,14 @@ import numpy as np
 from companion.vision.train_reader import InitUnusable, _read_onnx
 
 
-def _graph_key(model) -> list[tuple]:
-    """What must match for two files' weights to mean the same thing."""
-    return [(n.op_type, tuple(n.input), tuple(n.output)) for n in model.graph.node]
+def _graph_key(model) -> tuple:
+    """What must match for two files' weights to mean the same thing: the nodes, the
+    inputs as declared (a 48 px and a 64 px classifier hold weights of the same shapes)
+    and the file's marks (``crop_filter``, ``crop_span``: how its crops are cut)."""
+    nodes = [(n.op_type, tuple(n.input), tuple(n.output)) for n in model.graph.node]
+    inputs = [(i.name, str(i.type)) for i in model.graph.input]
+    marks = sorted((p.key, p.value) for p in model.metadata_props)
+    return nodes, inputs, marks
 
 
 def soup(files: list[Path], out: Path, weights: list[float] | None = None) -> int:
@@ -48,7 +54,7 @@ def soup(files: list[Path], out: Path, weights: list[float] | None = None) -> in
         other = {t.name: (tuple(t.dims), t.data_type) for t in model.graph.initializer}
         if _graph_key(model) != _graph_key(first) or other != shapes:
             raise InitUnusable(f"{path}: not the same network as {files[0]} "
-                               "(its nodes or weight tensors differ)")
+                               "(its nodes, inputs, marks or weight tensors differ)")
     share = np.asarray(weights, dtype=np.float64) / float(sum(weights))
     arrays = [{t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
               for m in models]

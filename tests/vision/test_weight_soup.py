@@ -61,6 +61,17 @@ def test_other_networks_and_bad_shares_are_refused_naming_them(tmp_path):
     out = tmp_path / "out.onnx"
     with pytest.raises(ValueError, match="detector.onnx: not the same network as"):
         soup([a, det], out)
+    # the same weights' shapes, but crops of another side: not the same network
+    T._export_cls(T.Classifier().eval(), tmp_path / "c64", crop_size=64)
+    with pytest.raises(ValueError, match="c64/classifier.onnx: not the same network as"):
+        soup([a, tmp_path / "c64" / "classifier.onnx"], out)
+    T._export_cls(T.Classifier().eval(), tmp_path / "span", crop_span=1.6)
+    with pytest.raises(ValueError, match="span/classifier.onnx: not the same network as"):
+        soup([a, tmp_path / "span" / "classifier.onnx"], out)
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"\x00\xffnot a network\n")
+    with pytest.raises(ValueError, match="garbage.onnx: "):
+        soup([garbage, a], out)
     with pytest.raises(ValueError, match="at least two networks"):
         soup([a], out)
     with pytest.raises(ValueError, match="soup weights"):
