@@ -19,7 +19,14 @@ on different sets are compared on the same reads. The procedures:
 - B: A + ``table-val-half`` + ``trays-val-half`` (validation with small dice, issue 9e);
 - C: B + ``webcam-val``;
 - D: A, and the rule may ask boxes under 20, 24, 32 or 40 px for a surer face;
-- E: B, and the same.
+- E: B, and the same;
+- W: A, a wrong die counted three times as dear in tuning (wrong cost 30, issue 9u);
+- R: A + the same photos hue-turned and dyed (``-hue``, ``-dyed``: every validation die
+  also in other colours, issue 9u), each copy in its base photo's fold;
+- RW: R, and W's wrong cost.
+
+Every procedure is judged held out at the standing costs (``intervals.WRONG_COST``,
+``FALSE_COST``), whatever it tunes with.
 
 With ``--against DIR...`` (issue 9i), each further model's networks read the same
 photos and procedure A chooses that model's rule fold by fold too, so candidate models
@@ -55,29 +62,41 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.vision import dice_photos  # noqa: E402
-from companion.vision.intervals import bootstrap_difference, point_figures  # noqa: E402
+from companion.vision.intervals import (  # noqa: E402
+    WRONG_COST,
+    bootstrap_difference,
+    point_figures,
+)
 
 OLD_VAL = ("table-val", "trays-val")
 HALF_VAL = ("table-val-half", "trays-val-half")
-# a procedure: the sets it tunes on, and the box sides (px) a face threshold of their own
-# may be set under (``learned.best_rule`` ``small_sides``; none: no such rule)
+REPAINTED = ("table-val-hue", "trays-val-hue", "table-val-dyed", "trays-val-dyed")
+# a procedure: the sets it tunes on, and what tuning is told: the box sides (px) a face
+# threshold of their own may be set under (``learned.best_rule`` ``small_sides``; none: no
+# such rule) and the cost of a confidently wrong die it weighs
 SMALL_SIDES = (20.0, 24.0, 32.0, 40.0)
-PROCEDURES = {"A": (OLD_VAL, ()), "B": (OLD_VAL + HALF_VAL, ()),
-              "C": (OLD_VAL + HALF_VAL + ("webcam-val",), ()),
-              "D": (OLD_VAL, SMALL_SIDES), "E": (OLD_VAL + HALF_VAL, SMALL_SIDES)}
+DEAR = 3 * WRONG_COST  # procedures W and RW (issue 9u)
+PROCEDURES = {"A": (OLD_VAL, ((), WRONG_COST)), "B": (OLD_VAL + HALF_VAL, ((), WRONG_COST)),
+              "C": (OLD_VAL + HALF_VAL + ("webcam-val",), ((), WRONG_COST)),
+              "D": (OLD_VAL, (SMALL_SIDES, WRONG_COST)),
+              "E": (OLD_VAL + HALF_VAL, (SMALL_SIDES, WRONG_COST)),
+              "W": (OLD_VAL, ((), DEAR)), "R": (OLD_VAL + REPAINTED, ((), WRONG_COST)),
+              "RW": (OLD_VAL + REPAINTED, ((), DEAR))}
 # the sets every procedure's rules read, and the groups of them figures are pooled over
-READ = OLD_VAL + HALF_VAL + ("webcam-val",)
+READ = OLD_VAL + HALF_VAL + ("webcam-val",) + REPAINTED
 POOLS = {"old validation": OLD_VAL, "half-size": HALF_VAL,
-         "old + half-size": OLD_VAL + HALF_VAL, "webcam-val": ("webcam-val",)}
+         "old + half-size": OLD_VAL + HALF_VAL, "repainted": REPAINTED,
+         "old + repainted": OLD_VAL + REPAINTED, "webcam-val": ("webcam-val",)}
 SHOWN = ("objective", "end_to_end", "wrong_confident", "precision", "recall")
 
 
 def family_sources(name: str, items: list) -> list[str]:
     """Each photo's set family and source photo, e.g. ``table-val/dice_105``: the same for
-    a ``-half`` image as for the full-size photos of the source it shows."""
+    a ``-half`` image as for the full-size photos of the source it shows, and for a
+    ``-hue`` or ``-dyed`` copy as for its base photo."""
     from companion.vision.half_size import file_safe, source_name
 
-    family = name.removesuffix("-half")
+    family = name.removesuffix("-half").removesuffix("-hue").removesuffix("-dyed")
     if name.endswith("-half"):
         return [f"{family}/{source_name(m.key)}" for m in items]
     return [f"{family}/{file_safe(s)}" for s in dice_photos.sources_of(name, items)]
@@ -212,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         and scoring each procedure's rule."""
         r = readers[name]
         return cross_validate(reads[name], folds, args.folds, chosen,
-                              lambda tune, sides: best_rule(r, tune, small_sides=sides)[1],
+                              lambda tune, told: best_rule(r, tune, small_sides=told[0],
+                                                           wrong_cost=told[1])[1],
                               lambda some, rule: rule_scores(r, some, rule))
 
     rules, held = judge("A", {p: PROCEDURES[p] for p in procedures})

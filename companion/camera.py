@@ -70,10 +70,10 @@ class CameraInput:
             self.on_gone(exc)
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
-        from companion.vision.frames import open_source
-        from companion.vision.pipeline import Pipeline
-        from companion.vision.process import check_pip_reader, pip_reader_named
-        from companion.vision.worker import ChangeGate, VisionWorker
+        # OpenCV and numpy are imported only where frames are read: in the camera's
+        # process that is the child, so the referee's own process never loads them for
+        # it (issue 9u: 20 MiB less for serve with the camera as a process)
+        from companion.vision.process import check_pip_reader
 
         check_pip_reader(self.reader)
         profile = None
@@ -103,6 +103,11 @@ class CameraInput:
             )
             self.worker.start()
             return
+        from companion.vision.frames import open_source
+        from companion.vision.pipeline import Pipeline
+        from companion.vision.process import pip_reader_named
+        from companion.vision.worker import ChangeGate, VisionWorker
+
         source = spec if hasattr(spec, "read") and hasattr(spec, "open") else open_source(spec)
         self.worker = VisionWorker(
             source,

@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from companion.vision.learned_model import (
+from companion.vision.learned_spec import (
     CROP,
     CROP_SPAN,
     LOW_RES_SHARE,

@@ -38,6 +38,8 @@ from typing import Any, Protocol, Self, runtime_checkable
 import cv2
 import numpy as np
 
+from companion.vision.faults import CameraGone, FrameUnreadable, SourceError
+
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
 DEFAULT_CAMERA_SIZE = (1280, 720)  # what the pipeline is tuned and benchmarked for
 DEFAULT_MAX_FAILURES = 10
@@ -46,18 +48,6 @@ DEFAULT_MAX_UNREADABLE = 30  # unreadable frames in a row before a source counts
 # Refuse to decode an image larger than this (a 75-byte PNG can claim 60000x60000 pixels:
 # 10 GB of BGR). 100 Mpx is above any camera or phone photo the table will see.
 MAX_IMAGE_PIXELS = 100_000_000
-
-
-class SourceError(RuntimeError):
-    """A frame source could not be opened (or was used before opening)."""
-
-
-class FrameUnreadable(ValueError):
-    """One frame could not be read; the source stays open and the next read carries on."""
-
-
-class CameraGone(RuntimeError):
-    """A live camera stopped delivering frames mid-stream."""
 
 
 @dataclass(frozen=True)

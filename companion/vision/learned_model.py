@@ -15,23 +15,22 @@ import math
 import cv2
 import numpy as np
 
+from companion.vision.learned_spec import (  # noqa: F401 (importers find them here too)
+    CROP,
+    CROP_FILTER_KEY,
+    CROP_SPAN,
+    CROP_SPAN_KEY,
+    DET_SIZE,
+    LOW_RES_SHARE,
+    NOT_A_DIE,
+    PAD_VALUE,
+    PART_NETWORKS,
+    STRIDE,
+    TRAIN_PARTS,
+    feature_side,
+    grid_tiles,
+)
 from companion.vision.types import box_side
-
-DET_SIZE = 416
-STRIDE = 4
-CROP = 48
-CROP_SPAN = 1.3
-LOW_RES_SHARE = 0.1  # training: classifier crops seen at a lower resolution (issue 9g)
-NOT_A_DIE = 6
-PAD_VALUE = 114
-TRAIN_PARTS = ("det", "cls", "cls-upright", "tune")  # `companion train --part`, in order
-PART_NETWORKS = {"det": "detector", "cls": "classifier", "cls-upright": "classifier_upright"}
-# ONNX metadata a classifier file may carry: "area" when it was trained on area-shrunk
-# crops (``crop(area=True)``; issue 8q), so the reader must cut its crops that way.
-CROP_FILTER_KEY = "crop_filter"
-# ... and "crop_span" (a number) when its crops span other than ``CROP_SPAN`` die sides
-# (issue 8u); its input side is the ONNX input's own.
-CROP_SPAN_KEY = "crop_span"
 
 
 def letterbox(image: np.ndarray, size: int = DET_SIZE) -> tuple[np.ndarray, float]:
@@ -46,20 +45,6 @@ def letterbox(image: np.ndarray, size: int = DET_SIZE) -> tuple[np.ndarray, floa
     canvas = np.full((ph, pw, 3), PAD_VALUE, np.uint8)
     canvas[:nh, :nw] = small
     return cv2.dnn.blobFromImage(canvas, 1.0 / 255.0), r
-
-
-def feature_side(crop: int) -> int:
-    """Cells across a classifier's last feature map for a ``crop`` px input (four
-    stride-2 convolutions, each rounding up)."""
-    for _ in range(4):
-        crop = (crop + 1) // 2
-    return crop
-
-
-def grid_tiles(crop: int, grid: int) -> bool:
-    """Whether ``grid`` x ``grid`` parts tile a ``crop`` px classifier's last feature map
-    (``--cls-grid``): a whole number of cells each."""
-    return grid >= 1 and feature_side(crop) % grid == 0
 
 
 def decode(hm: np.ndarray, wh: np.ndarray, scale: float, threshold: float,

@@ -112,7 +112,7 @@ def _child(
             profile = load_profile(profile_dir)
         pip_reader = pip_reader_named(reader, threads) if pips else None
     except Exception as exc:  # said to the table as the camera gone, in one line
-        from companion.vision.frames import CameraGone
+        from companion.vision.faults import CameraGone
 
         with contextlib.suppress(OSError, EOFError, BrokenPipeError):
             pipe.send(("gone", (CameraGone(_first_line(exc)),)))
@@ -275,7 +275,7 @@ class VisionProcess:
         with contextlib.suppress(Exception):
             self.loop.remove_reader(self._conn.fileno())
         if not self._stopping and not self._ended:
-            from companion.vision.frames import CameraGone
+            from companion.vision.faults import CameraGone
 
             code = self._proc.exitcode if self._proc is not None else None
             self.status = "camera gone"

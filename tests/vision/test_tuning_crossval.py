@@ -64,6 +64,28 @@ def test_a_half_size_image_falls_with_its_source_photos(crossval, name):
     assert all(g.startswith(f"{name}/") for g in half)
 
 
+@pytest.mark.skipif(not dice_photos.available(), reason="photo sets missing")
+@pytest.mark.parametrize("name", ["table-val", "trays-val"])
+@pytest.mark.parametrize("copy", ["-hue", "-dyed"])
+def test_a_repainted_copy_falls_with_its_base_photo(crossval, name, copy):
+    full = crossval.family_sources(name, dice_photos.load_set(name))
+    copies = crossval.family_sources(f"{name}{copy}", dice_photos.load_set(f"{name}{copy}"))
+    assert copies == full  # photo by photo, the copy's source is its base photo's
+    assert len(set(full)) > 20
+
+
+def test_each_procedure_tunes_on_its_sets_at_its_own_wrong_cost(crossval):
+    from companion.vision.intervals import WRONG_COST
+
+    sets, (sides, cost) = crossval.PROCEDURES["A"]
+    assert (sets, sides, cost) == (crossval.OLD_VAL, (), WRONG_COST)
+    assert crossval.PROCEDURES["W"] == (crossval.OLD_VAL, ((), 3 * WRONG_COST))
+    assert crossval.PROCEDURES["R"] == (crossval.OLD_VAL + crossval.REPAINTED,
+                                        ((), WRONG_COST))
+    assert crossval.PROCEDURES["RW"][1] == crossval.PROCEDURES["W"][1]
+    assert set(crossval.REPAINTED) <= set(crossval.READ)  # every rule reads the copies
+
+
 @pytest.mark.parametrize("args, says", [
     (["--folds", "1"], "--folds must be at least 2, not 1"),
     (["--draws", "0"], "--draws must be at least 1, not 0"),
@@ -196,11 +218,12 @@ def test_a_column_procedure_tunes_the_candidate_columns_as_that_procedure(
     rendered_sets(crossval, tmp_path, monkeypatch)
     same = tmp_path / "same"
     shutil.copytree(learned.MODEL_DIR, same)
-    offered = []
+    offered, costs = [], []
     real = learned.best_rule
 
     def recording(reader, reads, **kw):
         offered.append(kw.get("small_sides", ()))
+        costs.append(kw.get("wrong_cost"))
         return real(reader, reads, **kw)
 
     monkeypatch.setattr(learned, "best_rule", recording)
@@ -221,6 +244,16 @@ def test_a_column_procedure_tunes_the_candidate_columns_as_that_procedure(
     assert crossval.main(args) == 0  # by default the column is tuned by A
     assert offered == [(), sides, (), sides, (), ()]
     assert "tuned by procedure" not in capsys.readouterr().out
+
+    costs.clear()
+    assert crossval.main(["--folds", "2", "--draws", "50", "--procedures", "A", "W",
+                          "--against", str(same), "--column-procedure", "W"]) == 0
+    dear = crossval.DEAR
+    assert costs == [10.0, dear, 10.0, dear, dear, dear]  # W (and the column) told 30
+    out = capsys.readouterr().out
+    lines = [x.split(" | ") for x in out.splitlines() if x.startswith(("| 0 |", "| 1 |"))]
+    rules = {(r[0].strip("| "), r[2]): r[3:] for r in lines}
+    assert rules["0", "same"] == rules["0", "W"] and rules["1", "same"] == rules["1", "W"]
 
 
 class MarkedReader:

@@ -1,0 +1,48 @@
+"""The referee's own process stays free of OpenCV and numpy when the camera runs in a
+process of its own (issue 9u): the command line builds its parser without them (as
+``companion.cli`` promises), and the camera's child reports to the referee in plain
+Python objects, so even its "camera gone" does not load them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = """
+import asyncio, sys
+from companion.cli import build_parser
+build_parser()
+from companion.camera import CameraInput
+from companion.loop import Referee
+
+async def main():
+    ref = Referee()
+    cam = CameraInput(ref, "/nonexistent/no-such-camera.mp4", reader="learned")
+    cam.start(asyncio.get_running_loop())
+    for _ in range(3000):
+        if cam.gone:
+            break
+        await asyncio.sleep(0.01)
+    await cam.aclose()
+    return cam.gone, ref.flash
+
+gone, flash = asyncio.run(main())
+print(gone, flash, " ".join(m for m in ("cv2", "numpy", "onnxruntime") if m in sys.modules))
+"""
+
+
+def test_the_referee_process_never_loads_opencv_for_a_camera_process():
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=repo, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "camera_gone"], (out.stdout, out.stderr)
+
+
+def test_the_parser_alone_loads_neither():
+    out = subprocess.run([sys.executable, "-c", "import sys; from companion.cli import "
+                          "build_parser; build_parser(); print('cv2' in sys.modules, "
+                          "'numpy' in sys.modules)"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.split() == ["False", "False"], out.stderr

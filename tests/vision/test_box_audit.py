@@ -1,0 +1,138 @@
+"""benchmarks/box_audit.py: a blind audit of the reader's boxes that match no labelled
+die on the held-aside sets (issue 8, session 9u)."""
+
+from __future__ import annotations
+
+import csv
+import random
+from pathlib import Path
+
+import pytest
+from scripts import load_script
+
+from companion.vision.evaluate import LabelledDie, ManifestImage, PredictedDie
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "box_audit.py"
+
+
+@pytest.fixture(scope="module")
+def audit():
+    return load_script(SCRIPT)
+
+
+def pred(box, face="3"):
+    return PredictedDie(face, box, ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), 0.9)
+
+
+def test_a_box_is_a_die_only_when_both_raters_give_it_a_face(audit):
+    assert audit.verdict("3", "3") == "die"
+    assert audit.verdict("3", "5") == "die"  # a die either way; which face is not asked
+    assert audit.verdict("3", "?") == "unclear"
+    assert audit.verdict("?", "?") == "unclear"
+    assert audit.verdict("n", "4") == "unclear"
+    assert audit.verdict("n", "n") == "not a die"
+
+
+def test_unmatched_boxes_leave_out_matched_ones_and_count_second_boxes_apart(audit):
+    item = ManifestImage("p.png", Path("p.png"), (LabelledDie("2", (0, 0, 20, 20)),
+                                                  LabelledDie("5", (50, 0, 70, 20))))
+    on_die, second, stray = pred((1, 1, 19, 19)), pred((4, 4, 18, 18)), pred((100, 100, 120, 120))
+    alone, more = audit.unmatched_boxes(item, [on_die, second, stray])
+    assert alone == [stray] and more == 1  # the nearer box takes the die; the other lies in it
+    assert audit.unmatched_boxes(item, []) == ([], 0)
+
+
+def test_a_background_box_keeps_clear_of_dice_and_boxes(audit):
+    item = ManifestImage("p.png", Path("p.png"), (LabelledDie("2", (100, 100, 120, 120)),))
+    rng = random.Random(3)
+    for _ in range(50):
+        box = audit.background_box(rng, item, (400, 600, 3), [(300, 300, 320, 320)])
+        assert box is not None and box[2] - box[0] == pytest.approx(20)
+        cx, cy = audit.centre(box)
+        for x, y in ((110, 110), (310, 310)):
+            assert abs(cx - x) > 30 or abs(cy - y) > 30
+    crowded = ManifestImage("p.png", Path("p.png"), (LabelledDie("2", (0, 0, 40, 40)),))
+    assert audit.background_box(rng, crowded, (60, 60, 3), []) is None  # no room
+    assert audit.background_box(rng, ManifestImage("p", Path("p"), ()), (60, 60, 3), []) is None
+
+
+def write_round(tmp_path: Path, rows: list[tuple], a: list[str], b: list[str],
+                counts: dict | None = None) -> tuple[Path, Path, Path]:
+    key = tmp_path / "key.csv"
+    with key.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["tile", "kind", "set", "image", "x0", "y0", "x1", "y1", "read",
+                    "confidence", "score"])
+        for n, (kind, name, read) in enumerate(rows, start=1):
+            w.writerow([n, kind, name, "p.png", 0, 0, 10, 10, read, "", ""])
+    if counts is not None:
+        with (tmp_path / "counts.csv").open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["set", "kept", "unmatched", "second box on a labelled die"])
+            for name, (kept, un, second) in counts.items():
+                w.writerow([name, kept, un, second])
+    paths = []
+    for who, answers in (("A", a), ("B", b)):
+        p = tmp_path / f"rater-{who}.csv"
+        p.write_text("tile,face\n" + "".join(f"{n},{f}\n" for n, f in
+                                              enumerate(answers, start=1)))
+        paths.append(p)
+    return key, *paths
+
+
+def test_score_counts_unlabelled_dice_into_precision_when_the_controls_hold(audit, tmp_path,
+                                                                             capsys):
+    rows = ([("unmatched", "table-test", "4")] * 4 + [("labelled", "table-test", "")] * 20
+            + [("background", "table-test", "")] * 20)
+    a = ["4", "4", "n", "?"] + ["2"] * 20 + ["n"] * 20
+    b = ["4", "6", "n", "n"] + ["2"] * 19 + ["?"] + ["n"] * 20
+    key, ra, rb = write_round(tmp_path, rows, a, b, {"table-test": (100, 4, 1),
+                                                     "webcam-two": (10, 0, 0),
+                                                     "trays-test": (50, 0, 0)})
+    assert audit.main(["score", str(key), str(ra), str(rb)]) == 0
+    out = capsys.readouterr().out
+    assert "| labelled | 20 | 19 | 0 | 1 |" in out
+    assert "| background | 20 | 0 | 20 | 0 |" in out
+    # 100 kept, 5 false (4 unmatched + 1 on a labelled die): 95.0%; 2 of them dice: 97.0%
+    assert "| table-test | 100 | 4 (+1 on labelled dice) | 2 | 1 | 1 | 1 | 95.0% | 97.0% |" in out
+    assert "cannot tell" not in out
+
+
+def test_score_gives_no_verdict_when_raters_call_the_table_a_die(audit, tmp_path, capsys):
+    rows = [("unmatched", "table-test", "4")] + [("background", "table-test", "")] * 20 \
+        + [("labelled", "table-test", "")] * 20
+    answers = ["4"] + ["3"] * 5 + ["n"] * 15 + ["2"] * 20
+    key, ra, rb = write_round(tmp_path, rows, answers, answers, {"table-test": (10, 1, 0)})
+    assert audit.main(["score", str(key), str(ra), str(rb)]) == 0
+    out = capsys.readouterr().out
+    assert "cannot tell dice from table here" in out
+    assert "| 90.0% | (cannot tell) |" in out
+
+
+def test_a_missing_answer_or_file_is_one_line(audit, tmp_path, capsys):
+    key, ra, rb = write_round(tmp_path, [("unmatched", "table-test", "4")] * 2, ["4", "4"],
+                              ["4"])
+    with pytest.raises(SystemExit, match="no answer for tiles 2"):
+        audit.main(["score", str(key), str(ra), str(rb)])
+    assert audit.main(["score", str(tmp_path / "nope.csv"), str(ra), str(rb)]) == 2
+    assert capsys.readouterr().err.strip() == f"box_audit: {tmp_path / 'nope.csv'}: no such file"
+    bad = tmp_path / "bad.csv"
+    bad.write_text("tile,kind\n1,unmatched\n")
+    with pytest.raises(SystemExit, match="not a box audit key"):
+        audit.main(["score", str(bad), str(ra), str(rb)])
+
+
+def test_the_committed_9u_round_scores_as_the_readme_says(audit, capsys):
+    """The committed key, counts and answers (benchmarks/box_audit_9u) give the table the
+    README and the model card quote: no table-test box is an unlabelled die."""
+    d = SCRIPT.parent / "box_audit_9u"
+    assert audit.main(["score", str(d / "key.csv"), str(d / "rater-A.csv"),
+                       str(d / "rater-B.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "raters agree on 66 of 72 tiles (91.7%)" in out
+    assert "| unmatched | 32 | 2 | 8 | 22 |" in out
+    assert "| labelled | 20 | 15 | 0 | 5 |" in out
+    assert "| background | 20 | 0 | 20 | 0 |" in out
+    assert "| table-test | 499 | 10 (+1 on labelled dice) | 0 | 0 | 7 | 3 | 97.8% | 97.8% |" in out
+    assert ("| trays-test | 1758 | 22 (+5 on labelled dice) | 2 | 2 | 1 | 19 | 98.5% | 98.6% |"
+            in out)
