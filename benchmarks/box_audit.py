@@ -42,8 +42,7 @@ from companion.vision import dice_photos  # noqa: E402
 
 HELD = ("table-test", "webcam-two", "trays-test")
 CONTROLS = {"table-test": 10, "trays-test": 10}  # labelled dice and background boxes each
-KEY_HEADER = ["tile", "kind", "set", "image", "x0", "y0", "x1", "y1", "read", "confidence",
-              "score"]
+KEY_HEADER = ["tile", "kind", "set", "image", "x0", "y0", "x1", "y1", "read", "confidence"]
 KINDS = ("unmatched", "labelled", "background")
 MAX_BACKGROUND_DICE, MIN_LABELLED_DICE = 4, 14  # of 20 each: else the audit cannot tell
 
@@ -112,14 +111,14 @@ def pick(seed: int, model: str | None) -> tuple[list[dict], dict[str, Counter]]:
             photo = dice_photos.photo_key(item.path)
             for p in alone:
                 rows.append(dict(kind="unmatched", set=name, image=photo, box=p.box,
-                                 read=p.face, confidence=f"{p.confidence:.2f}", score=""))
+                                 read=p.face, confidence=f"{p.confidence:.2f}"))
             backgrounds.append((item, photo, preds))
         counts[name] = c
         want = CONTROLS.get(name, 0)
         dice = [(item, d) for item in items for d in item.dice]
         for item, d in rng.sample(dice, min(want, len(dice))):
             rows.append(dict(kind="labelled", set=name, image=dice_photos.photo_key(item.path),
-                             box=d.box, read="", confidence="", score=""))
+                             box=d.box, read="", confidence=""))
         drawn = 0
         for item, photo, preds in rng.sample(backgrounds, len(backgrounds)):
             if drawn == want:
@@ -128,7 +127,7 @@ def pick(seed: int, model: str | None) -> tuple[list[dict], dict[str, Counter]]:
             box = background_box(rng, item, img.shape, [p.box for p in preds])
             if box is not None:
                 rows.append(dict(kind="background", set=name, image=photo, box=box,
-                                 read="", confidence="", score=""))
+                                 read="", confidence=""))
                 drawn += 1
         print(f"{name}: {c['kept']} kept boxes, {c['unmatched']} matching no labelled die "
               f"outside every labelled box, {c['second box on a labelled die']} more "
@@ -151,7 +150,7 @@ def make_sheets(out: Path, seed: int, model: str | None) -> int:
             img = load_image(dice_photos.photo_root() / r["image"])
             tiles.append(tile(img, r["box"], n, PANEL))
             w.writerow([n, r["kind"], r["set"], r["image"], *(round(v) for v in r["box"]),
-                        r["read"], r["confidence"], r["score"]])
+                        r["read"], r["confidence"]])
     with (out / "counts.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["set", "kept", "unmatched", "second box on a labelled die"])

@@ -72,7 +72,7 @@ class CameraInput:
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         # OpenCV and numpy are imported only where frames are read: in the camera's
         # process that is the child, so the referee's own process never loads them for
-        # it (issue 9u: 20 MiB less for serve with the camera as a process)
+        # it (issue 9u: 9 MiB less PSS for serve with the camera as a process)
         from companion.vision.process import check_pip_reader
 
         check_pip_reader(self.reader)

@@ -62,9 +62,9 @@ def write_round(tmp_path: Path, rows: list[tuple], a: list[str], b: list[str],
     with key.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["tile", "kind", "set", "image", "x0", "y0", "x1", "y1", "read",
-                    "confidence", "score"])
+                    "confidence"])
         for n, (kind, name, read) in enumerate(rows, start=1):
-            w.writerow([n, kind, name, "p.png", 0, 0, 10, 10, read, "", ""])
+            w.writerow([n, kind, name, "p.png", 0, 0, 10, 10, read, ""])
     if counts is not None:
         with (tmp_path / "counts.csv").open("w", newline="") as fh:
             w = csv.writer(fh)
