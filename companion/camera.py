@@ -76,17 +76,15 @@ class CameraInput:
         from companion.vision.process import check_pip_reader
 
         check_pip_reader(self.reader)
-        profile = None
-        if self.profile_dir:
-            from companion.vision.profile import load_profile
-
-            profile = load_profile(self.profile_dir)
-            self._dice = getattr(profile, "dice", None)
         # A source spec (config/command line), or a FrameSource already made.
         spec = self.source_spec
         if self.process:
             from companion.vision.process import VisionProcess
 
+            if self.profile_dir:  # the child loads it whole; here its dice are enough
+                from companion.vision.profile_head import profile_dice
+
+                self._dice = profile_dice(self.profile_dir)
             self.worker = VisionProcess(
                 spec,
                 loop,
@@ -94,7 +92,7 @@ class CameraInput:
                 on_camera_gone=self.on_gone,
                 on_frame_error=self.on_frame_error,
                 profile_dir=self.profile_dir,
-                pips=profile is None,
+                pips=not self.profile_dir,  # a profile: a symbol-dice table, no pip reader
                 max_fps=self.fps,
                 threads=self.threads or 1,
                 nice=self.nice,
@@ -108,6 +106,12 @@ class CameraInput:
         from companion.vision.process import pip_reader_named
         from companion.vision.worker import ChangeGate, VisionWorker
 
+        profile = None
+        if self.profile_dir:
+            from companion.vision.profile import load_profile
+
+            profile = load_profile(self.profile_dir)
+            self._dice = getattr(profile, "dice", None)
         source = spec if hasattr(spec, "read") and hasattr(spec, "open") else open_source(spec)
         self.worker = VisionWorker(
             source,

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = """
 import asyncio, sys
 from companion.cli import build_parser
@@ -18,7 +20,9 @@ from companion.loop import Referee
 
 async def main():
     ref = Referee()
-    cam = CameraInput(ref, "/nonexistent/no-such-camera.mp4", reader="learned")
+    profile = sys.argv[1] if len(sys.argv) > 1 else ""
+    cam = CameraInput(ref, "/nonexistent/no-such-camera.mp4", profile_dir=profile,
+                      reader="pips" if profile else "learned")
     cam.start(asyncio.get_running_loop())
     for _ in range(3000):
         if cam.gone:
@@ -32,10 +36,13 @@ print(gone, flash, " ".join(m for m in ("cv2", "numpy", "onnxruntime") if m in s
 """
 
 
-def test_the_referee_process_never_loads_opencv_for_a_camera_process():
+@pytest.mark.parametrize("profile", ["", "calibration/synthetic"])
+def test_the_referee_process_never_loads_opencv_for_a_camera_process(profile):
+    """Without a profile (the learned reader) and with the shipped one (symbol dice: the
+    referee reads only its head, the camera's process all of it)."""
     repo = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=repo, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", SCRIPT, *([profile] if profile else [])],
+                         cwd=repo, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "camera_gone"], (out.stdout, out.stderr)
 

@@ -114,8 +114,10 @@ def _child(
     except Exception as exc:  # said to the table as the camera gone, in one line
         from companion.vision.faults import CameraGone
 
+        line = _first_line(exc)
+        log.error("camera gone: %s", line)  # the journal's line, as the worker writes it
         with contextlib.suppress(OSError, EOFError, BrokenPipeError):
-            pipe.send(("gone", (CameraGone(_first_line(exc)),)))
+            pipe.send(("gone", (CameraGone(line),)))
         conn.close()
         return
     if not (hasattr(source, "read") and hasattr(source, "open")):

@@ -16,7 +16,6 @@ the key (or face image) that was wrong.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,24 +23,20 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.vision.dice_data import (
-    DiceData,
-    DiceDataError,
-    data_path,
-    load_dice_data,
+from companion.vision.dice_data import DiceData
+from companion.vision.profile_head import (  # noqa: F401 (importers find them here too)
+    PROFILE_FILE,
+    PROFILE_FORMAT,
+    ProfileError,
+    read_head,
 )
+from companion.vision.profile_head import checked_key as _get
 
-PROFILE_FORMAT = 1
-PROFILE_FILE = "profile.toml"
 DEFAULT_TEMPLATE_PX = 20
 DEFAULT_TEMPLATE_SPAN = 0.80
 DEFAULT_MIN_SCORE = 0.75
 DEFAULT_MIN_MARGIN = 0.12
 REPO_CALIBRATION = Path(__file__).resolve().parents[2] / "calibration"
-
-
-class ProfileError(ValueError):
-    """A calibration profile that cannot be used; the message is one line."""
 
 
 @dataclass
@@ -165,17 +160,6 @@ def save_profile(profile: Profile, directory: str | Path) -> Path:
     return path
 
 
-def _get(table: dict[str, Any], key: str, typ: Any, where: str) -> Any:
-    if key not in table:
-        raise ProfileError(f"{where}: missing key '{key}'")
-    v = table[key]
-    if typ is float and isinstance(v, int) and not isinstance(v, bool):
-        v = float(v)
-    if not isinstance(v, typ) or (isinstance(v, bool) and typ is not bool):
-        raise ProfileError(f"{where}: key '{key}' has the wrong type ({type(v).__name__})")
-    return v
-
-
 def _colour(v: Any, where: str) -> tuple[float, float, float]:
     if (
         not isinstance(v, list)
@@ -189,40 +173,10 @@ def _colour(v: Any, where: str) -> tuple[float, float, float]:
 
 def load_profile(path: str | Path) -> Profile:
     """Load a profile from its directory (or its profile.toml)."""
-    p = Path(path)
-    toml_path = p / PROFILE_FILE if p.is_dir() or p.suffix != ".toml" else p
-    directory = toml_path.parent
-    try:
-        with open(toml_path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except FileNotFoundError as exc:
-        raise ProfileError(f"{toml_path}: profile not found") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{toml_path}: not valid TOML ({exc})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"{toml_path}: cannot read ({exc})") from exc
-    where = str(toml_path)
-    fmt = _get(raw, "format", int, where)
-    if fmt != PROFILE_FORMAT:
-        raise ProfileError(f"{where}: key 'format' = {fmt} is not supported (this version "
-                           f"reads format {PROFILE_FORMAT})")
-    name = _get(raw, "name", str, where)
-    learned = raw.get("learned")
-    if learned is not None and not isinstance(learned, dict):
-        raise ProfileError(f"{where}: key 'learned' must be a table")
-    if learned is not None and "mat" not in raw:
-        raise ProfileError(f"{where}: holds few-shot prototypes only (from calibrate "
-                           "--from-manifest); use it with `companion eval --profile`")
-    game = raw.get("game", "vault_assault")
-    if not isinstance(game, str) or not data_path(game).exists():
-        raise ProfileError(f"{where}: key 'game' = {game!r} has no dice data file")
-    override = raw.get("dice", {})
-    if not isinstance(override, dict):
-        raise ProfileError(f"{where}: key 'dice' must be a table")
-    try:
-        dice = load_dice_data(data_path(game), override=override)
-    except DiceDataError as exc:
-        raise ProfileError(f"{where}: [dice] override: {exc}") from exc
+    head = read_head(path)
+    raw, directory, where = head.raw, head.directory, head.where
+    fmt, name, learned, game = head.fmt, head.name, head.learned, head.game
+    override, dice = head.override, head.dice
 
     reader = raw.get("reader", {})
     if not isinstance(reader, dict):

@@ -353,6 +353,40 @@ def test_a_profile_that_will_not_load_is_one_line_and_camera_gone(tmp_path, capl
     assert len(journal) == 1 and journal[0].startswith("camera gone: ")
 
 
+def test_a_profile_whose_face_image_is_broken_is_camera_gone_from_the_camera_process(
+        tmp_path, capfd):
+    """The referee's process reads only a profile's head (issue 9u); a broken face image
+    further in is found by the camera's process, which says so in one line naming the
+    image, and the table hears the camera is gone."""
+    import shutil
+
+    from companion.vision.profile import default_profile_path
+
+    profile = tmp_path / "profile"
+    shutil.copytree(default_profile_path(), profile)
+    face = profile / "faces" / "black" / "backup.png"
+    face.write_bytes(b"not a png")
+
+    async def main():
+        ref = Referee()
+        cam = CameraInput(ref, "synthetic", profile_dir=str(profile))
+        cam.start(asyncio.get_running_loop())
+        assert cam._dice is not None  # the head was enough to know the dice
+        for _ in range(3000):
+            if cam.gone:
+                break
+            await asyncio.sleep(0.01)
+        await cam.aclose()
+        return ref, cam
+
+    ref, cam = asyncio.run(main())
+    assert cam.gone and ref.flash == "camera_gone"
+    err = capfd.readouterr().err
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("camera gone: "), err
+    assert face.name in lines[0] and "unreadable" in lines[0], lines
+
+
 def test_watch_reports_a_foreign_read_error_as_camera_gone(monkeypatch, capsys):
     from companion.cli import main
     from companion.commands import watch  # noqa: F401  (registers the command)
