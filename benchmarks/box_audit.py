@@ -2,6 +2,7 @@
 the committed learned reader's unmatched boxes on the held-aside sets (issue 8, 9u).
 
     .venv/bin/python benchmarks/box_audit.py sheets --out DIR [--seed 0] [--model DIR]
+        [--sets SET ...] [--controls N]
     .venv/bin/python benchmarks/box_audit.py score DIR/key.csv A.csv B.csv [--picture PNG]
 
 Precision counts every kept box that matches no labelled die as a box where there is
@@ -83,9 +84,12 @@ def background_box(rng: random.Random, item, image_shape, avoid: list) -> tuple 
     return None
 
 
-def pick(seed: int, model: str | None) -> tuple[list[dict], dict[str, Counter]]:
-    """The tiles' rows (unshuffled) and, per set, counts of kept boxes by how they fall:
-    matched, unmatched (drawn), on a labelled die (a second box, not drawn)."""
+def pick(seed: int, model: str | None, sets: tuple[str, ...] = HELD,
+         controls: dict[str, int] | None = None) -> tuple[list[dict], dict[str, Counter]]:
+    """The tiles' rows (unshuffled) and, per set of ``sets``, counts of kept boxes by how
+    they fall: matched, unmatched (drawn), on a labelled die (a second box, not drawn);
+    ``controls``: how many labelled dice and background boxes each set adds (default
+    ``CONTROLS``)."""
     from companion.commands.eval import evaluate_manifest
     from companion.vision.frames import load_image
     from companion.vision.learned import LearnedReader
@@ -93,8 +97,9 @@ def pick(seed: int, model: str | None) -> tuple[list[dict], dict[str, Counter]]:
     rng = random.Random(seed)
     cv2.setNumThreads(1)
     reader = LearnedReader(model, threads=1)
+    controls = CONTROLS if controls is None else controls
     rows, counts = [], {}
-    for name in HELD:
+    for name in sets:
         items = dice_photos.load_set(name)
         res = evaluate_manifest(items, reader=reader)
         by_photo: dict[str, list] = {}
@@ -114,7 +119,7 @@ def pick(seed: int, model: str | None) -> tuple[list[dict], dict[str, Counter]]:
                                  read=p.face, confidence=f"{p.confidence:.2f}"))
             backgrounds.append((item, photo, preds))
         counts[name] = c
-        want = CONTROLS.get(name, 0)
+        want = controls.get(name, 0)
         dice = [(item, d) for item in items for d in item.dice]
         for item, d in rng.sample(dice, min(want, len(dice))):
             rows.append(dict(kind="labelled", set=name, image=dice_photos.photo_key(item.path),
@@ -135,10 +140,11 @@ def pick(seed: int, model: str | None) -> tuple[list[dict], dict[str, Counter]]:
     return rows, counts
 
 
-def make_sheets(out: Path, seed: int, model: str | None) -> int:
+def make_sheets(out: Path, seed: int, model: str | None, sets: tuple[str, ...] = HELD,
+                controls: dict[str, int] | None = None) -> int:
     from companion.vision.frames import load_image
 
-    rows, counts = pick(seed, model)
+    rows, counts = pick(seed, model, sets, controls)
     rng = random.Random(seed + 1)
     rng.shuffle(rows)
     out.mkdir(parents=True, exist_ok=True)
@@ -216,7 +222,8 @@ def score(key: Path, first: Path, second: Path, picture_to: Path | None = None) 
     print("| set | kept boxes | unmatched | unlabelled die | of which the reader's face "
           "| not a die | unclear | precision | with them |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for name in HELD:
+    drawn = sorted({r["set"] for r in rows if r["kind"] == "unmatched"} - set(counts))
+    for name in [*counts, *drawn]:  # as the sheets drew the sets, then any others keyed
         part = [r for r in rows if r["kind"] == "unmatched" and r["set"] == name]
         c = Counter(r["verdict"] for r in part)
         face = sum(r["reader's face"] for r in part)
@@ -265,6 +272,12 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--out", required=True, type=Path)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--model", default=None)
+    s.add_argument("--sets", nargs="+", default=list(HELD), metavar="SET",
+                   help="the photo sets whose unmatched boxes are drawn (default the held-"
+                        "aside ones; e.g. table-val table-train for a set to learn from)")
+    s.add_argument("--controls", type=int, default=None, metavar="N",
+                   help="labelled dice and background boxes drawn from each set (default "
+                        "10 each from table-test and trays-test)")
     c = sub.add_parser("score", help="score two raters' answers against a key")
     c.add_argument("key", type=Path)
     c.add_argument("answers", nargs=2, type=Path)
@@ -275,7 +288,19 @@ def main(argv: list[str] | None = None) -> int:
         if not dice_photos.available():
             print(f"photo sets not found under {dice_photos.photo_root()}")
             return 1
-        return make_sheets(args.out, args.seed, args.model)
+        if args.controls is not None and args.controls < 0:
+            print(f"box_audit: --controls must be 0 or more, not {args.controls}",
+                  file=sys.stderr)
+            return 2
+        try:
+            for name in args.sets:
+                dice_photos.load_set(name)
+        except KeyError as exc:
+            print(f"box_audit: {exc.args[0]}", file=sys.stderr)
+            return 2
+        controls = (None if args.controls is None
+                    else {name: args.controls for name in args.sets})
+        return make_sheets(args.out, args.seed, args.model, tuple(args.sets), controls)
     for path in (args.key, *args.answers):
         if not path.is_file():
             print(f"box_audit: {path}: no such file", file=sys.stderr)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from scripts import load_script
 
+from companion.vision import dice_photos
 from companion.vision.evaluate import LabelledDie, ManifestImage, PredictedDie
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "box_audit.py"
@@ -136,3 +137,15 @@ def test_the_committed_9u_round_scores_as_the_readme_says(audit, capsys):
     assert "| table-test | 499 | 10 (+1 on labelled dice) | 0 | 0 | 7 | 3 | 97.8% | 97.8% |" in out
     assert ("| trays-test | 1758 | 22 (+5 on labelled dice) | 2 | 2 | 1 | 19 | 98.5% | 98.6% |"
             in out)
+
+
+@pytest.mark.skipif(not dice_photos.available(), reason="photo sets missing")
+@pytest.mark.parametrize("args, says", [
+    (["--sets", "nope"], "unknown photo set 'nope'"),
+    (["--controls", "-1"], "--controls must be 0 or more, not -1"),
+])
+def test_bad_sheet_options_get_one_line(audit, tmp_path, capsys, args, says):
+    assert audit.main(["sheets", "--out", str(tmp_path / "out"), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"box_audit: {says}"), err
+    assert not (tmp_path / "out").exists()
