@@ -149,3 +149,17 @@ def test_bad_sheet_options_get_one_line(audit, tmp_path, capsys, args, says):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"box_audit: {says}"), err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_committed_train_and_validation_round_scores_as_the_readme_says(audit, capsys):
+    """Round 2 (benchmarks/box_audit_9u/train): the unmatched boxes of table-train,
+    table-val and webcam-val, a rated set for a later round to learn from."""
+    d = SCRIPT.parent / "box_audit_9u" / "train"
+    assert audit.main(["score", str(d / "key.csv"), str(d / "rater-C.csv"),
+                       str(d / "rater-D.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "| unmatched | 48 | 11 | 22 | 15 |" in out
+    assert "| labelled | 21 | 18 | 0 | 3 |" in out
+    assert "| background | 21 | 0 | 21 | 0 |" in out
+    assert "| table-train | 2880 | 41 (+6 on labelled dice) | 9 | 6 | 19 | 13 |" in out
+    assert "| table-val | 264 | 5 (+1 on labelled dice) | 1 | 1 | 3 | 1 |" in out
