@@ -37,7 +37,7 @@ import cv2
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from label_audit import PANEL, PER_SHEET, read_answers, sheet, tile  # noqa: E402
+from label_audit import both_answers, sheet, tile, write_round  # noqa: E402
 
 from companion.vision import dice_photos  # noqa: E402
 
@@ -142,31 +142,16 @@ def pick(seed: int, model: str | None, sets: tuple[str, ...] = HELD,
 
 def make_sheets(out: Path, seed: int, model: str | None, sets: tuple[str, ...] = HELD,
                 controls: dict[str, int] | None = None) -> int:
-    from companion.vision.frames import load_image
-
     rows, counts = pick(seed, model, sets, controls)
     rng = random.Random(seed + 1)
     rng.shuffle(rows)
     out.mkdir(parents=True, exist_ok=True)
-    tiles = []
-    with (out / "key.csv").open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(KEY_HEADER)
-        for n, r in enumerate(rows, start=1):
-            img = load_image(dice_photos.photo_root() / r["image"])
-            tiles.append(tile(img, r["box"], n, PANEL))
-            w.writerow([n, r["kind"], r["set"], r["image"], *(round(v) for v in r["box"]),
-                        r["read"], r["confidence"]])
     with (out / "counts.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["set", "kept", "unmatched", "second box on a labelled die"])
         for name, c in counts.items():
             w.writerow([name, c["kept"], c["unmatched"], c["second box on a labelled die"]])
-    for i in range(0, len(tiles), PER_SHEET):
-        cv2.imwrite(str(out / f"sheet-{i // PER_SHEET + 1:02d}.png"),
-                    sheet(tiles[i:i + PER_SHEET]))
-    print(f"{len(tiles)} tiles on {-(-len(tiles) // PER_SHEET)} sheets in {out}")
-    return 0
+    return write_round(out, rows, KEY_HEADER, ("read", "confidence"))
 
 
 def verdict(a: str, b: str) -> str:
@@ -188,11 +173,7 @@ def read_key(key: Path) -> list[dict]:
 
 def score(key: Path, first: Path, second: Path, picture_to: Path | None = None) -> int:
     rows = read_key(key)
-    a, b = read_answers(first, len(rows)), read_answers(second, len(rows))
-    missing = [r["tile"] for r in rows if int(r["tile"]) not in a or int(r["tile"]) not in b]
-    if missing:
-        raise SystemExit(f"box_audit: {first} or {second}: no answer for tiles "
-                         f"{', '.join(missing[:10])}")
+    a, b = both_answers(first, second, rows, "box_audit")
     for r in rows:
         n = int(r["tile"])
         r["verdict"] = verdict(a[n], b[n])

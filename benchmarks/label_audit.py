@@ -115,7 +115,6 @@ def make_sheets(out: Path, seed: int, model: str | None, retry: list[Path] | Non
                 panel: int = PANEL, sample: dict[str, int] | None = None,
                 candidates: bool = True, exclude: list[Path] | None = None,
                 confirm: Path | None = None) -> int:
-    from companion.vision.frames import load_image
 
     rng = random.Random(seed)
     rows = (unclear(*retry) if retry is not None
@@ -124,16 +123,27 @@ def make_sheets(out: Path, seed: int, model: str | None, retry: list[Path] | Non
         rows.update(to_confirm(confirm))
     order = list(rows.values())
     rng.shuffle(order)
+    return write_round(out, order, KEY_HEADER, ("label", "read", "confidence", "source"),
+                       panel)
+
+
+def write_round(out: Path, order: list[dict], header: list[str], after: tuple[str, ...],
+                panel: int = PANEL) -> int:
+    """A round's tiles, numbered in ``order``, on sheets in ``out``, and its ``key.csv``
+    (``header``; each row the tile, kind, set, image, box in whole pixels, then the
+    row's fields named in ``after``). Shared with ``box_audit.py``."""
+    from companion.vision.frames import load_image
+
     out.mkdir(parents=True, exist_ok=True)
     tiles = []
     with (out / "key.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(KEY_HEADER)
+        w.writerow(header)
         for n, r in enumerate(order, start=1):
             img = load_image(dice_photos.photo_root() / r["image"])
             tiles.append(tile(img, r["box"], n, panel))
             w.writerow([n, r["kind"], r["set"], r["image"], *(round(v) for v in r["box"]),
-                        r["label"], r["read"], r["confidence"], r["source"]])
+                        *(r[k] for k in after)])
     # larger views: two a row, four rows, so a sheet still fits a screen
     columns, per = (COLUMNS, PER_SHEET) if panel <= PANEL else (2, 8)
     for i in range(0, len(tiles), per):
@@ -260,6 +270,18 @@ def read_answers(path: Path, tiles: int) -> dict[int, str]:
     return answers
 
 
+def both_answers(first: Path, second: Path, rows: list[dict], program: str = "label_audit"
+                 ) -> tuple[dict[int, str], dict[int, str]]:
+    """Two raters' answers to a round's key ``rows``; a tile either leaves unanswered is
+    refused in one line naming ``program``, both files and the tiles."""
+    a, b = read_answers(first, len(rows)), read_answers(second, len(rows))
+    missing = [r["tile"] for r in rows if int(r["tile"]) not in a or int(r["tile"]) not in b]
+    if missing:
+        raise SystemExit(f"{program}: {first} or {second}: no answer for tiles "
+                         f"{', '.join(missing[:10])}")
+    return a, b
+
+
 def verdict(label: str, a: str, b: str) -> str:
     """"fix" (both say the same definite face, not the label), "agree" (both say the
     label), "not a die" (both n), else "unclear"."""
@@ -271,11 +293,7 @@ def verdict(label: str, a: str, b: str) -> str:
 def rated(key: Path, first: Path, second: Path) -> list[dict]:
     """A round's key rows, each with its ``verdict`` and (for "fix") the raters' ``face``."""
     rows = read_key(key)
-    a, b = read_answers(first, len(rows)), read_answers(second, len(rows))
-    missing = [r["tile"] for r in rows if int(r["tile"]) not in a or int(r["tile"]) not in b]
-    if missing:
-        raise SystemExit(f"label_audit: {first} or {second}: no answer for tiles "
-                         f"{', '.join(missing[:10])}")
+    a, b = both_answers(first, second, rows)
     both = sum(a[n] == b[n] for n in a)
     print(f"{key.parent.name}: raters agree on {both} of {len(rows)} tiles "
           f"({both / len(rows):.1%})")
