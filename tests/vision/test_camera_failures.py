@@ -314,15 +314,20 @@ def test_the_table_is_told_camera_gone_and_plays_on(fake_picamera2, body, caplog
     assert no_thread_tracebacks == []
 
 
-def test_a_camera_process_that_cannot_open_is_one_journal_line_and_camera_gone(capfd):
-    """The default: the camera in a child process. Its journal line is the child's
-    stderr (inherited), one line; the referee is told through the pipe."""
+def gone_from_the_camera_process(capfd, source: str, polls: int, started=None,
+                                 **options) -> tuple[str, str]:
+    """Start a camera process on ``source`` (``options`` to CameraInput), wait up to
+    ``polls`` hundredths of a second for it to be gone (``started(cam)`` checked just
+    after the start), and check the table heard it and the journal got one line: the
+    child's stderr (inherited). Returns that line and all of stderr."""
 
     async def main():
         ref = Referee()
-        cam = CameraInput(ref, str(Path("/nonexistent/no-such-camera.mp4")))
+        cam = CameraInput(ref, source, **options)
         cam.start(asyncio.get_running_loop())
-        for _ in range(1500):
+        if started is not None:
+            started(cam)
+        for _ in range(polls):
             if cam.gone:
                 break
             await asyncio.sleep(0.01)
@@ -334,6 +339,14 @@ def test_a_camera_process_that_cannot_open_is_one_journal_line_and_camera_gone(c
     err = capfd.readouterr().err
     lines = [x for x in err.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("camera gone: "), err
+    return lines[0], err
+
+
+def test_a_camera_process_that_cannot_open_is_one_journal_line_and_camera_gone(capfd):
+    """The default: the camera in a child process. Its journal line is the child's
+    stderr (inherited), one line; the referee is told through the pipe."""
+    _, err = gone_from_the_camera_process(capfd, str(Path("/nonexistent/no-such-camera.mp4")),
+                                          1500)
     assert "Traceback" not in err
 
 
@@ -367,24 +380,12 @@ def test_a_profile_whose_face_image_is_broken_is_camera_gone_from_the_camera_pro
     face = profile / "faces" / "black" / "backup.png"
     face.write_bytes(b"not a png")
 
-    async def main():
-        ref = Referee()
-        cam = CameraInput(ref, "synthetic", profile_dir=str(profile))
-        cam.start(asyncio.get_running_loop())
+    def knows_the_dice(cam) -> None:
         assert cam._dice is not None  # the head was enough to know the dice
-        for _ in range(3000):
-            if cam.gone:
-                break
-            await asyncio.sleep(0.01)
-        await cam.aclose()
-        return ref, cam
 
-    ref, cam = asyncio.run(main())
-    assert cam.gone and ref.flash == "camera_gone"
-    err = capfd.readouterr().err
-    lines = [x for x in err.splitlines() if x.strip()]
-    assert len(lines) == 1 and lines[0].startswith("camera gone: "), err
-    assert face.name in lines[0] and "unreadable" in lines[0], lines
+    line, _ = gone_from_the_camera_process(capfd, "synthetic", 3000, knows_the_dice,
+                                           profile_dir=str(profile))
+    assert face.name in line and "unreadable" in line, line
 
 
 def test_watch_reports_a_foreign_read_error_as_camera_gone(monkeypatch, capsys):
