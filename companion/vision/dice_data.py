@@ -100,17 +100,19 @@ def data_path(game: str = DEFAULT_GAME) -> Path:
     return DATA_DIR / f"dice_{game}.toml"
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file; any failure is a one-line DiceDataError naming the file."""
+def read_toml(path: Path, error: type[Exception] = DiceDataError,
+              missing: str = "file not found") -> dict[str, Any]:
+    """Parse a TOML file; any failure is a one-line ``error`` naming the file (a file
+    that is not there: ``missing``). Calibration profiles read theirs so too."""
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError as exc:
-        raise DiceDataError(f"{path}: file not found") from exc
+        raise error(f"{path}: {missing}") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise DiceDataError(f"{path}: not valid TOML ({exc})") from exc
+        raise error(f"{path}: not valid TOML ({exc})") from exc
     except (OSError, UnicodeDecodeError) as exc:
-        raise DiceDataError(f"{path}: cannot read ({exc})") from exc
+        raise error(f"{path}: cannot read ({exc})") from exc
 
 
 def load_dice_data(

@@ -7,7 +7,6 @@ disagree on what they check.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from companion.vision.dice_data import (
     DiceDataError,
     data_path,
     load_dice_data,
+    read_toml,
 )
 
 PROFILE_FORMAT = 1
@@ -63,15 +63,7 @@ def read_head(path: str | Path) -> ProfileHead:
     p = Path(path)
     toml_path = p / PROFILE_FILE if p.is_dir() or p.suffix != ".toml" else p
     directory = toml_path.parent
-    try:
-        with open(toml_path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except FileNotFoundError as exc:
-        raise ProfileError(f"{toml_path}: profile not found") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{toml_path}: not valid TOML ({exc})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"{toml_path}: cannot read ({exc})") from exc
+    raw = read_toml(toml_path, ProfileError, "profile not found")
     where = str(toml_path)
     fmt = checked_key(raw, "format", int, where)
     if fmt != PROFILE_FORMAT:

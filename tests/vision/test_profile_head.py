@@ -37,3 +37,18 @@ def test_the_head_opens_no_face_image(tmp_path):
     assert profile_head.profile_dice(d).sets
     with pytest.raises(profile.ProfileError, match="backup.png: face image .* is unreadable"):
         load_profile(d)
+
+
+@pytest.mark.parametrize("text, says", [
+    (b"format = [unclosed", "not valid TOML"),
+    (b"\xff\xfe garbage", "cannot read"),
+])
+def test_a_corrupt_or_missing_profile_is_one_line(tmp_path, text, says):
+    d = tmp_path / "p"
+    d.mkdir()
+    (d / "profile.toml").write_bytes(text)
+    with pytest.raises(profile.ProfileError, match=says) as got:
+        profile_head.profile_dice(d)
+    assert "\n" not in str(got.value) and str(d / "profile.toml") in str(got.value)
+    with pytest.raises(profile.ProfileError, match="profile not found"):
+        profile_head.profile_dice(tmp_path / "nowhere")
