@@ -82,6 +82,14 @@ def bad_args(args: argparse.Namespace) -> str | None:
                            ("--hard-photos", args.hard_photos)):
         if folder and not (Path(folder) / "detector.onnx").is_file():
             return f"{option} {folder}: no detector.onnx there"
+    if args.rated_negatives:
+        from companion.vision.rated_boxes import RatedNegativesError, read_rated_negatives
+
+        try:
+            read_rated_negatives(args.rated_negatives)
+        except (RatedNegativesError, OSError, KeyError, ValueError) as exc:
+            return str(exc).splitlines()[0] if isinstance(exc, RatedNegativesError) else (
+                f"--rated-negatives {args.rated_negatives}: {exc}")
     if args.init:
         for part in args.part or PARTS:
             name = PART_NETWORKS.get(part)
@@ -129,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
               part_negatives=args.part_negatives, die_boxes=args.die_boxes,
               tune_sizes=tuple(args.tune_sizes), tune_views=tuple(args.tune_views),
               det_stretch=args.det_stretch, det_colour=args.det_colour,
-              dye_share=args.dye_share,
+              dye_share=args.dye_share, rated_negatives=args.rated_negatives,
               hard_photos=args.hard_photos,
               hard_share=args.hard_share, hard_dice=args.hard_dice,
               hard_weight=args.hard_weight, camera_aug=args.camera_aug,
@@ -178,6 +186,10 @@ def register(subparsers) -> None:
     p.add_argument("--false-peaks", default=None, metavar="DIR",
                    help="classifiers: the boxes DIR's detector finds on the fully labelled "
                         "train photos where no die is labelled are taught as 'not a die'")
+    p.add_argument("--rated-negatives", default=None, metavar="DIR",
+                   help="classifiers: the boxes on the train photos that a box audit's two "
+                        "raters (DIR: key.csv and two rater-*.csv, benchmarks/box_audit.py) "
+                        "both called not a die are taught as 'not a die' (issue 9v)")
     p.add_argument("--part-negatives", type=float, default=0.0, metavar="SHARE",
                    help="classifiers: this share of the dice also gives a crop of part of "
                         "the die (a side, a corner) as 'not a die' (default 0)")

@@ -48,6 +48,7 @@ from companion.vision.learned_model import (
     grid_tiles,
     letterbox,
 )
+from companion.vision.rated_boxes import read_rated_negatives
 from companion.vision.render_dice import render_dice_scene
 from companion.vision.types import box_side
 
@@ -59,7 +60,8 @@ WIDE_BOX_JITTER = (0.75, 1.25, 0.05)
 UPRIGHT_TURN = 12.0  # degrees (standard deviation) an upright classifier crop is turned
 SMALL_DIE = 32  # px (box side in the photo): a small die, for ``small_weight``
 # options added after checkpoints were first written, with the value older runs had
-LATER_OPTIONS = {"low_res_share": LOW_RES_SHARE, "det_colour": False, "dye_share": 0.0}
+LATER_OPTIONS = {"low_res_share": LOW_RES_SHARE, "det_colour": False, "dye_share": 0.0,
+                 "rated_negatives": None}
 
 
 def _cbr(i: int, o: int, s: int = 1, k: int = 3) -> nn.Sequential:
@@ -145,15 +147,24 @@ class RealImages:
         self.hard_dice: list[np.ndarray] = []
         # per photo: a model's face probabilities of the labelled dice (``mine_soft_dice``)
         self.soft_dice: list[np.ndarray] = []
+        self.keys: list[str | None] = []  # each photo's path below the photo root
         for name in names:
             for m in dice_photos.load_set(name, root):
                 boxes = np.array([d.box for d in m.dice], np.float32)
                 faces = np.array([int(d.face) for d in m.dice], np.int64)
                 self.items.append((m.path.read_bytes(), boxes, faces))
                 self.sets.append(name)
+                self.keys.append(dice_photos.photo_key(m.path, root))
 
     def __len__(self) -> int:
         return len(self.items)
+
+    def repeat(self, i: int) -> None:
+        """Add photo ``i`` once more at the end, with everything mined for it."""
+        for part in (self.items, self.sets, self.keys, self.false_peaks, self.die_boxes,
+                     self.missed, self.hard_dice, self.soft_dice):
+            if len(part) > i:
+                part.append(part[i])
 
     def get(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         data, boxes, faces = self.items[i]
@@ -206,6 +217,35 @@ def mine_false_peaks(real: RealImages, model_dir: str | Path, threshold: float =
     n = sum(len(f) for f in real.false_peaks)
     log(f"false peaks of {model_dir}'s detector (score >= {threshold}) on the fully "
         f"labelled train photos: {n}")
+    return n
+
+
+RATED_COPIES = 3  # times each rated "not a die" box is taught (2 crops each time)
+RATED_DRAWS = 20  # times as often a train photo holding such a box is drawn
+
+
+def add_rated_negatives(real: RealImages, folder: str | Path, log=print) -> int:
+    """Append to ``real.false_peaks`` (the classifiers' "not a die" boxes) each box of
+    the train photos that a box audit's two raters both called not a die
+    (``read_rated_negatives``), ``RATED_COPIES`` times, and add each photo holding one
+    ``RATED_DRAWS - 1`` more times (so it is drawn that many times as often: a few dozen
+    boxes among 3000 photos would otherwise be seen about once); photos of other splits
+    in the round (validation, held aside) are never taught. Returns how many boxes."""
+    rated = read_rated_negatives(folder)
+    if not real.false_peaks:
+        real.false_peaks = [np.zeros((0, 4), np.float32) for _ in range(len(real))]
+    n, again = 0, []
+    for i, key in enumerate(list(real.keys)):
+        boxes = rated.get(key or "", [])
+        if boxes:
+            extra = np.array(boxes * RATED_COPIES, np.float32).reshape(-1, 4)
+            real.false_peaks[i] = np.vstack([real.false_peaks[i], extra])
+            n += len(boxes)
+            again += [i] * (RATED_DRAWS - 1)
+    for i in again:
+        real.repeat(i)
+    log(f"boxes two raters called not a die in {folder}, on the train photos: {n} "
+        f"(of {sum(len(b) for b in rated.values())} in the round)")
     return n
 
 
@@ -1142,7 +1182,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           cls_crop: int = CROP, cls_span: float = CROP_SPAN, cls_grid: int = 1,
           wide_box_jitter: bool = False, soft_dice: str | Path | None = None,
           soft_share: float = 0.5, low_res_share: float = LOW_RES_SHARE,
-          det_colour: bool = False, dye_share: float = 0.0) -> Path:
+          det_colour: bool = False, dye_share: float = 0.0,
+          rated_negatives: str | Path | None = None) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -1182,6 +1223,9 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     detector's crops are also hue-turned and inverted (``_det_sample``; issue 9r).
     ``dye_share``: every network's real photos have their dice dyed other die and pip
     colours that share of the times they are drawn (``_maybe_dye``; issue 9s).
+    ``rated_negatives``: a box audit's round folder whose boxes on the train photos both
+    raters called not a die the classifiers also learn as "not a die"
+    (``add_rated_negatives``; issue 9v).
     A network stopped part way resumes at its last checkpoint (``Checkpoint``, in
     ``out``/<network>.resume.pt) when the same options run again; the file goes when
     the network is exported."""
@@ -1213,6 +1257,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
             mine_hard_dice(real, hard_dice, log=log)
         if soft_dice and {"cls", "cls-upright"} & set(parts):
             mine_soft_dice(real, soft_dice, log=log)
+        if rated_negatives and {"cls", "cls-upright"} & set(parts):
+            add_rated_negatives(real, rated_negatives, log=log)
         if hard_photos and "det" in parts:
             mine_missed(real, hard_photos, log=log)
     if {"det", "cls"} & set(parts) or ("cls-upright" in parts
@@ -1280,6 +1326,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "die_boxes": str(die_boxes) if die_boxes else None,
                  "det_stretch": det_stretch, "det_colour": det_colour,
                  "dye_share": dye_share,
+                 "rated_negatives": str(rated_negatives) if rated_negatives else None,
                  "hard_photos": str(hard_photos) if hard_photos else None,
                  "hard_share": hard_share if hard_photos else 0.0,
                  "hard_dice": str(hard_dice) if hard_dice else None,

@@ -50,6 +50,9 @@ from companion.cli import main
                                               "(e.g. 1)"),
     (["--wide-box-jitter"], "--wide-box-jitter: spreads crops on --die-boxes DIR's boxes; "
                             "give that too"),
+    # issue 9v
+    (["--rated-negatives", "/nowhere"], "--rated-negatives /nowhere: needs key.csv and two "
+                                        "rater-*.csv files (found 0)"),
     (["--cls-grid", "0"], "--cls-grid 0: needs a whole divisor of the 3 cells across a 48 px "
                           "crop's last feature map (e.g. 1)"),
 ])
@@ -101,7 +104,10 @@ def test_a_part_with_another_split_than_the_folders_is_one_line(tmp_path, capsys
     ("area_crops", [], False), ("area_crops", ["--area-crops"], True),
     ("tray_small_val", [], None), ("tray_small_val", ["--tray-small-val"], True),
     ("low_res_share", [], 0.1), ("low_res_share", ["--low-res-share", "0.4"], 0.4),
-    ("dye_share", [], 0.0), ("dye_share", ["--dye-share", "0.5"], 0.5)])
+    ("dye_share", [], 0.0), ("dye_share", ["--dye-share", "0.5"], 0.5),
+    ("rated_negatives", [], None),
+    ("rated_negatives", ["--rated-negatives", "benchmarks/box_audit_9u/train"],
+     "benchmarks/box_audit_9u/train")])
 def test_classifier_crop_options_reach_training(tmp_path, monkeypatch, key, extra, want):
     pytest.importorskip("torch")
     from companion.vision import train_reader

@@ -162,3 +162,13 @@ def test_bad_sheet_options_get_one_line(audit, tmp_path, capsys, args, says):
     assert len(err) == 1 and err[0].startswith(f"box_audit: {says}"), err
     assert not (tmp_path / "out").exists()
 
+
+
+@pytest.mark.skipif(not dice_photos.available(), reason="photo sets missing")
+def test_the_committed_model_keeps_every_rated_board_piece():
+    """The count issue 9v starts from (benchmarks/rated_boxes_kept.py): the committed
+    reader keeps all 22 boxes round 2's raters both called not a die."""
+    kept = load_script(Path(__file__).parents[2] / "benchmarks" / "rated_boxes_kept.py")
+    c = kept.kept(None, kept.ROUND)
+    assert (c[("table-train", "rated")], c[("table-val", "rated")]) == (19, 3)
+    assert (c[("table-train", "kept")], c[("table-val", "kept")]) == (19, 3)

@@ -1276,3 +1276,31 @@ def test_train_resumes_a_cut_network_and_removes_its_checkpoint_when_exported(tm
     run(3, logs)
     assert f"classifier_upright resumes at step 2/3 from {path}" in logs
     assert (tmp_path / "classifier_upright.onnx").is_file() and not path.is_file()
+
+
+def test_rated_negatives_are_taught_on_train_photos_only(tmp_path):
+    folder = tmp_path / "round"
+    folder.mkdir()
+    (folder / "key.csv").write_text(
+        "tile,kind,set,image,x0,y0,x1,y1,read,confidence\n"
+        "1,unmatched,table-train,t/a.jpg,1,2,11,12,1,0.9\n"
+        "2,unmatched,table-val,t/v.jpg,0,0,8,8,3,0.8\n", encoding="utf-8")
+    for name in ("rater-A.csv", "rater-B.csv"):
+        (folder / name).write_text("tile,face\n1,n\n2,n\n", encoding="utf-8")
+    real = T.RealImages((), None)
+    real.items = [(b"", np.zeros((0, 4), np.float32), np.zeros(0, np.int64))] * 2
+    real.keys = ["t/a.jpg", "t/b.jpg"]  # the validation photo t/v.jpg is not a train photo
+    real.sets = ["table-train"] * 2
+    assert T.add_rated_negatives(real, folder, log=lambda m: None) == 1
+    a, b = real.false_peaks[:2]
+    assert a.tolist() == [[1, 2, 11, 12]] * T.RATED_COPIES and len(b) == 0
+    # the photo holding it is drawn RATED_DRAWS times as often, its boxes with it
+    assert len(real) == 2 + T.RATED_DRAWS - 1
+    assert real.keys[2:] == ["t/a.jpg"] * (T.RATED_DRAWS - 1)
+    assert all(p.tolist() == a.tolist() for p in real.false_peaks[2:])
+    assert len(real.sets) == len(real.false_peaks) == len(real)
+    # appended to a miner's false peaks, not in place of them
+    real.items, real.keys, real.sets = real.items[:2], real.keys[:2], real.sets[:2]
+    real.false_peaks = [np.array([[5, 5, 9, 9]], np.float32), np.zeros((0, 4), np.float32)]
+    T.add_rated_negatives(real, folder, log=lambda m: None)
+    assert real.false_peaks[0].tolist() == [[5, 5, 9, 9]] + [[1, 2, 11, 12]] * T.RATED_COPIES
