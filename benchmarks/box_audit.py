@@ -39,12 +39,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from label_audit import both_answers, sheet, tile, write_round  # noqa: E402
 
-from companion.vision import dice_photos  # noqa: E402
+from companion.vision import dice_photos, rated_boxes  # noqa: E402
 
 HELD = ("table-test", "webcam-two", "trays-test")
 CONTROLS = {"table-test": 10, "trays-test": 10}  # labelled dice and background boxes each
-KEY_HEADER = ["tile", "kind", "set", "image", "x0", "y0", "x1", "y1", "read", "confidence"]
-KINDS = ("unmatched", "labelled", "background")
+KEY_HEADER = rated_boxes.BOX_KEY_HEADER
+KINDS = rated_boxes.BOX_KINDS
 MAX_BACKGROUND_DICE, MIN_LABELLED_DICE = 4, 14  # of 20 each: else the audit cannot tell
 
 
@@ -154,21 +154,11 @@ def make_sheets(out: Path, seed: int, model: str | None, sets: tuple[str, ...] =
     return write_round(out, rows, KEY_HEADER, ("read", "confidence"))
 
 
-def verdict(a: str, b: str) -> str:
-    """"die" (both answer a face, any), "not a die" (both n), else "unclear"."""
-    if a in "123456" and b in "123456":
-        return "die"
-    return "not a die" if a == b == "n" else "unclear"
+verdict = rated_boxes.box_verdict
 
 
 def read_key(key: Path) -> list[dict]:
-    with key.open(encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        rows = list(reader)
-    if reader.fieldnames != KEY_HEADER or any(r["kind"] not in KINDS for r in rows):
-        raise SystemExit(f"box_audit: {key}: not a box audit key (header "
-                         f"{','.join(KEY_HEADER)}, kinds {', '.join(KINDS)})")
-    return rows
+    return rated_boxes.read_box_key(key, SystemExit)
 
 
 def score(key: Path, first: Path, second: Path, picture_to: Path | None = None) -> int:

@@ -49,7 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from companion.vision import dice_photos  # noqa: E402
+from companion.vision import dice_photos, rated_boxes  # noqa: E402
 from companion.vision.evaluate import (  # noqa: E402
     ManifestError,
     confidently_wrong,
@@ -62,7 +62,6 @@ SAMPLE = {"table-test": 50, "trays-test": 50, "webcam-two": 20}
 KEY_HEADER = ["tile", "kind", "set", "image", "x0", "y0", "x1", "y1", "label", "read",
               "confidence", "source"]
 PER_SHEET, COLUMNS, PANEL = 18, 3, 160
-ANSWERS = frozenset("123456?n")
 
 
 def tile(image: np.ndarray, box, number: int, side_px: int = PANEL) -> np.ndarray:
@@ -253,33 +252,16 @@ def rated_dice(keys: list[Path]) -> frozenset:
 
 
 def read_answers(path: Path, tiles: int) -> dict[int, str]:
-    """A rater's ``tile,face`` CSV; a bad line is refused in one line naming it."""
-    answers: dict[int, str] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, row in enumerate(csv.reader(fh), start=1):
-            if not row or row[0].strip().lower() == "tile":
-                continue
-            try:
-                n, face = int(row[0]), row[1].strip().lower()
-            except (ValueError, IndexError):
-                raise SystemExit(f"{path}:{lineno}: expected tile,face, got {row}") from None
-            if face not in ANSWERS or not 1 <= n <= tiles:
-                raise SystemExit(f"{path}:{lineno}: tile {row[0]} face {row[1]!r}: "
-                                 f"a tile 1-{tiles} and 1-6, ? or n")
-            answers[n] = face
-    return answers
+    """A rater's ``tile,face`` CSV; a bad line is refused in one line naming it
+    (``rated_boxes.read_answers``, which training's ``--rated-negatives`` reads too)."""
+    return rated_boxes.read_answers(path, tiles, SystemExit)
 
 
 def both_answers(first: Path, second: Path, rows: list[dict], program: str = "label_audit"
                  ) -> tuple[dict[int, str], dict[int, str]]:
     """Two raters' answers to a round's key ``rows``; a tile either leaves unanswered is
     refused in one line naming ``program``, both files and the tiles."""
-    a, b = read_answers(first, len(rows)), read_answers(second, len(rows))
-    missing = [r["tile"] for r in rows if int(r["tile"]) not in a or int(r["tile"]) not in b]
-    if missing:
-        raise SystemExit(f"{program}: {first} or {second}: no answer for tiles "
-                         f"{', '.join(missing[:10])}")
-    return a, b
+    return rated_boxes.both_answers(first, second, rows, program, SystemExit)
 
 
 def verdict(label: str, a: str, b: str) -> str:

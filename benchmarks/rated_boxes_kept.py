@@ -25,36 +25,28 @@ from box_audit import centre, inside  # noqa: E402
 
 from companion.commands.eval import evaluate_manifest  # noqa: E402
 from companion.vision import dice_photos  # noqa: E402
-from companion.vision.rated_boxes import read_rated_negatives  # noqa: E402
+from companion.vision.rated_boxes import rated_not_dice  # noqa: E402
 
 ROUND = Path(__file__).resolve().parent / "box_audit_9u" / "train"
-
-
-def rated_sets(folder: Path) -> dict[str, str]:
-    """Each rated photo's set, as the round's key names it."""
-    import csv
-
-    with (folder / "key.csv").open(encoding="utf-8") as fh:
-        return {r["image"]: r["set"] for r in csv.DictReader(fh)}
 
 
 def kept(model: str | None, folder: Path) -> Counter:
     """Per set: the rated boxes, and how many of them the model keeps as a die."""
     from companion.vision.learned import LearnedReader
 
-    rated = read_rated_negatives(folder)
-    set_of = rated_sets(folder)
+    rows = rated_not_dice(folder)
+    set_of = {r["image"]: r["set"] for r in rows}
     reader = LearnedReader(model, threads=1)
     out: Counter = Counter()
-    for name in sorted({set_of[image] for image in rated}):
-        items = [m for m in dice_photos.load_set(name)
-                 if dice_photos.photo_key(m.path) in rated]
-        res = evaluate_manifest(items, reader=reader)
+    for name in sorted(set(set_of.values())):
+        items = {dice_photos.photo_key(m.path): m for m in dice_photos.load_set(name)}
+        items = {photo: m for photo, m in items.items() if set_of.get(photo) == name}
+        res = evaluate_manifest(list(items.values()), reader=reader)
         by_photo: dict[str, list] = {}
         for key, pred in res.predictions:
             by_photo.setdefault(key, []).append(pred)
-        for item in items:
-            for box in rated[dice_photos.photo_key(item.path)]:
+        for photo, item in items.items():
+            for box in (r["box"] for r in rows if r["image"] == photo):
                 out[(name, "rated")] += 1
                 out[(name, "kept")] += any(inside(p.centre, box) or inside(centre(box), p.box)
                                            for p in by_photo.get(item.key, []))

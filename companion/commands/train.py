@@ -87,9 +87,8 @@ def bad_args(args: argparse.Namespace) -> str | None:
 
         try:
             read_rated_negatives(args.rated_negatives)
-        except (RatedNegativesError, OSError, KeyError, ValueError) as exc:
-            return str(exc).splitlines()[0] if isinstance(exc, RatedNegativesError) else (
-                f"--rated-negatives {args.rated_negatives}: {exc}")
+        except RatedNegativesError as exc:
+            return str(exc)
     if args.init:
         for part in args.part or PARTS:
             name = PART_NETWORKS.get(part)
