@@ -17,6 +17,7 @@ from pathlib import Path
 from companion.vision.learned_spec import (
     CROP,
     CROP_SPAN,
+    INIT_LR,
     LOW_RES_SHARE,
     PART_NETWORKS,
     TRAIN_PARTS,
@@ -82,6 +83,12 @@ def bad_args(args: argparse.Namespace) -> str | None:
                            ("--hard-photos", args.hard_photos)):
         if folder and not (Path(folder) / "detector.onnx").is_file():
             return f"{option} {folder}: no detector.onnx there"
+    if args.init_lr is not None and not args.init:
+        return "--init-lr: sets a fine-tune's rate; give --init DIR too"
+    if args.init_lr is not None and not 0 < args.init_lr <= 0.01:
+        return f"--init-lr {args.init_lr:g}: needs a rate above 0, at most 0.01"
+    if args.cache and Path(args.cache).exists() and not Path(args.cache).is_dir():
+        return f"--cache {args.cache}: not a folder"
     if args.rated_negatives:
         from companion.vision.rated_boxes import RatedNegativesError, read_rated_negatives
 
@@ -143,7 +150,9 @@ def run(args: argparse.Namespace) -> int:
               ema=args.ema, area_crops=args.area_crops, cls_crop=args.cls_crop,
               cls_span=args.cls_span, cls_grid=args.cls_grid,
               wide_box_jitter=args.wide_box_jitter, soft_dice=args.soft_dice,
-              soft_share=args.soft_share, low_res_share=args.low_res_share)
+              soft_share=args.soft_share, low_res_share=args.low_res_share,
+              cache_dir=args.cache,
+              init_lr=INIT_LR if args.init_lr is None else args.init_lr)
     except (InitUnusable, CheckpointUnusable, ModelMissing) as exc:  # also ModelUnreadable
         print(f"companion train: {exc}", file=sys.stderr)
         return 2
@@ -189,6 +198,11 @@ def register(subparsers) -> None:
                    help="classifiers: the boxes on the train photos that a box audit's two "
                         "raters (DIR: key.csv and two rater-*.csv, benchmarks/box_audit.py) "
                         "both called not a die are taught as 'not a die' (issue 9v)")
+    p.add_argument("--cache", default=None, metavar="DIR",
+                   help="keep the rendered scenes and what --false-peaks, --die-boxes, "
+                        "--hard-dice, --soft-dice and --hard-photos mine in DIR, and read "
+                        "them back when the same inputs come again (issue 9w); the networks "
+                        "come out the same")
     p.add_argument("--part-negatives", type=float, default=0.0, metavar="SHARE",
                    help="classifiers: this share of the dice also gives a crop of part of "
                         "the die (a side, a corner) as 'not a die' (default 0)")
@@ -262,6 +276,9 @@ def register(subparsers) -> None:
     p.add_argument("--init", default=None, metavar="DIR",
                    help="fine-tune each part from DIR's model at a lower rate: its .pt file, "
                         "else its ONNX file (batch norm folded in, so kept frozen)")
+    p.add_argument("--init-lr", type=float, default=None, metavar="LR",
+                   help=f"with --init: the fine-tune's peak learning rate (one cycle; default "
+                        f"{INIT_LR:g}; issue 9w)")
     p.add_argument("--det-scale", type=float, nargs=2, default=[0.7, 1.5],
                    metavar=("LO", "HI"),
                    help="the detector sees each photo at its input size times a factor "

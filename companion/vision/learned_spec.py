@@ -10,6 +10,7 @@ DET_SIZE = 416
 STRIDE = 4
 CROP = 48
 CROP_SPAN = 1.3
+INIT_LR = 1e-3  # training: a fine-tune's peak rate (from scratch 3e-3 detector, 4e-3 classifiers)
 LOW_RES_SHARE = 0.1  # training: classifier crops seen at a lower resolution (issue 9g)
 NOT_A_DIE = 6
 PAD_VALUE = 114

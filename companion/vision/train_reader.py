@@ -16,6 +16,9 @@ Deterministic for a seed (single process, deterministic torch kernels).
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import inspect
 import json
 import math
 import os
@@ -29,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from companion.vision import dice_photos
+from companion.vision import dice_photos, mine_cache
 from companion.vision.dyed_dice import dye_dice
 from companion.vision.learned_model import (
     CROP,
@@ -48,6 +51,7 @@ from companion.vision.learned_model import (
     grid_tiles,
     letterbox,
 )
+from companion.vision.learned_spec import INIT_LR
 from companion.vision.rated_boxes import read_rated_negatives
 from companion.vision.render_dice import render_dice_scene
 from companion.vision.types import box_side
@@ -61,7 +65,7 @@ UPRIGHT_TURN = 12.0  # degrees (standard deviation) an upright classifier crop i
 SMALL_DIE = 32  # px (box side in the photo): a small die, for ``small_weight``
 # options added after checkpoints were first written, with the value older runs had
 LATER_OPTIONS = {"low_res_share": LOW_RES_SHARE, "det_colour": False, "dye_share": 0.0,
-                 "rated_negatives": None}
+                 "rated_negatives": None, "init_lr": INIT_LR}
 
 
 def _cbr(i: int, o: int, s: int = 1, k: int = 3) -> nn.Sequential:
@@ -195,6 +199,23 @@ def _detector(model_dir: str | Path):
     from companion.vision.learned import _load, _read_onnx_cv2
 
     return _load(Path(model_dir) / "detector.onnx", _read_onnx_cv2)
+
+
+def miner_settings(miner) -> dict:
+    """A miner's settings, part of its cache key (``mine_cache``): its keyword defaults
+    but ``log``, and ``code``, a digest of its source, of the helpers it calls here and of
+    the modules that read photos and networks for it (so a change of how it mines names
+    another file)."""
+    from companion.vision import learned, learned_model, learned_spec
+
+    code = hashlib.sha256()
+    for f in (miner, _peaks, _on_die, _detector, _train_dice_probabilities):
+        code.update(inspect.getsource(f).encode())
+    for module in (learned, learned_model, learned_spec, dice_photos):
+        code.update(Path(module.__file__).read_bytes())
+    return {k: v.default for k, v in inspect.signature(miner).parameters.items()
+            if v.default is not inspect.Parameter.empty and k != "log"} | {
+        "code": code.hexdigest()}
 
 
 def mine_false_peaks(real: RealImages, model_dir: str | Path, threshold: float = 0.3,
@@ -340,14 +361,19 @@ def mine_soft_dice(real: RealImages, model_dir: str | Path, log=print) -> float:
 
 
 class Rendered:
-    def __init__(self, n: int, seed: int, upright: bool = False, cube: bool = False) -> None:
-        self.items = []
-        for i in range(n):
+    """``n`` rendered scenes of ``seed``, drawn into memory, or read from ``cache``
+    (``mine_cache.scenes``) when drawn there before."""
+
+    def __init__(self, n: int, seed: int, upright: bool = False, cube: bool = False,
+                 cache: str | Path | None = None, log=print) -> None:
+        def draw(i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             img, dice = render_dice_scene(seed * 100003 + i, size=DET_SIZE, upright=upright,
                                           cube=cube)
             boxes = np.array([d.box for d in dice], np.float32).reshape(-1, 4)
             faces = np.array([d.face for d in dice], np.int64)
-            self.items.append((img, boxes, faces))
+            return img, boxes, faces
+
+        self.items = mine_cache.scenes(cache, n, seed, upright, cube, DET_SIZE, draw, log=log)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -949,13 +975,22 @@ def _start_from(model: nn.Module, init: Path | None, name: str, log) -> bool:
     return True
 
 
+def one_cycle(opt, steps: int, scratch_lr: float, init_lr: float | None):
+    """The rate schedule: one cycle peaking at ``scratch_lr`` 15% in from scratch, or for a
+    fine-tune (``init_lr`` given) peaking at ``init_lr`` 5% in."""
+    return torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=scratch_lr if init_lr is None else init_lr, total_steps=steps,
+        pct_start=0.15 if init_lr is None else 0.05)
+
+
 def train_detector(sources: list, weights: list[float], steps: int, batch: int, size: int,
                    seed: int, log, init: Path | None = None,
                    scales: tuple[float, float] = DET_SCALES, stretch: float = 1.0,
                    hard_share: float = 0.0,
                    checkpoint: Checkpoint | None = None, colour: bool = False,
-                   dye_share: float = 0.0) -> Detector:
-    """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
+                   dye_share: float = 0.0, init_lr: float = INIT_LR) -> Detector:
+    """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate
+    (its one-cycle peak ``init_lr``).
     ``stretch``, ``colour``: see ``_det_sample``; ``dye_share``: see ``_maybe_dye``.
     ``hard_share``: that share of the draws from a source with ``missed`` counts
     (``mine_missed``) picks a photo in proportion to the dice missed on it, not uniformly.
@@ -969,9 +1004,7 @@ def train_detector(sources: list, weights: list[float], steps: int, batch: int, 
     model = Detector()
     frozen = _start_from(model, init, "detector", log)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3 if init is None else 1e-3,
-                                                total_steps=steps,
-                                                pct_start=0.15 if init is None else 0.05)
+    sched = one_cycle(opt, steps, 3e-3, init_lr if init is not None else None)
     p = np.array(weights) / sum(weights)
     model.train()
     if frozen:
@@ -1027,8 +1060,9 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      crop_span: float = CROP_SPAN, grid: int = 1,
                      soft_share: float = 0.0, low_res_share: float = LOW_RES_SHARE,
                      checkpoint: Checkpoint | None = None,
-                     dye_share: float = 0.0) -> Classifier:
-    """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate.
+                     dye_share: float = 0.0, init_lr: float = INIT_LR) -> Classifier:
+    """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate
+    (its one-cycle peak ``init_lr``).
     ``camera_aug``: crops also get ``_camera_augment``'s draws. ``area_crops``: crops are
     shrunk with an area filter (``learned_model.crop``), as the reader must then cut them
     for this network; the random draws are the same either way. ``ema`` (a decay above 0):
@@ -1054,9 +1088,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     model = Classifier(width, grid)
     frozen = _start_from(model, init, "classifier_upright" if upright else "classifier", log)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3 if init is None else 1e-3,
-                                                total_steps=steps,
-                                                pct_start=0.15 if init is None else 0.05)
+    sched = one_cycle(opt, steps, 4e-3, init_lr if init is not None else None)
     p = np.array(weights) / sum(weights)
     pool: list[tuple[np.ndarray, int]] = []
     model.train()
@@ -1183,7 +1215,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           wide_box_jitter: bool = False, soft_dice: str | Path | None = None,
           soft_share: float = 0.5, low_res_share: float = LOW_RES_SHARE,
           det_colour: bool = False, dye_share: float = 0.0,
-          rated_negatives: str | Path | None = None) -> Path:
+          rated_negatives: str | Path | None = None,
+          cache_dir: str | Path | None = None, init_lr: float = INIT_LR) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -1225,13 +1258,17 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     colours that share of the times they are drawn (``_maybe_dye``; issue 9s).
     ``rated_negatives``: a box audit's round folder whose boxes on the train photos both
     raters called not a die the classifiers also learn as "not a die"
-    (``add_rated_negatives``; issue 9v).
+    (``add_rated_negatives``; issue 9v). ``cache_dir``: a folder where what the
+    teachers mined, and the rendered scenes, are kept and read back when the same inputs
+    come again (``mine_cache``; issue 9w); None: mined and drawn every run. The networks
+    come out the same.
+    ``init_lr``: the peak learning rate of a fine-tune from ``init`` (issue 9w).
     A network stopped part way resumes at its last checkpoint (``Checkpoint``, in
     ``out``/<network>.resume.pt) when the same options run again; the file goes when
     the network is exported."""
     options = {k: v for k, v in locals().items()
                if k not in ("out", "root", "threads", "parts", "log", "tune_sizes",
-                            "tune_views")}
+                            "tune_views", "cache_dir")}
     out = Path(out)
     split = dice_photos.resolve_split(out, val_tenths, webcam_val, tray_small_val)
     train_sets, val_sets = dice_photos.SPLITS[split]
@@ -1249,21 +1286,21 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     if {"det", "cls", "cls-upright"} & set(parts):
         real = RealImages(train_sets, root)
         log(f"real train images {len(real)} ({time.time() - t0:.0f}s)")
-        if false_peaks and {"cls", "cls-upright"} & set(parts):
-            mine_false_peaks(real, false_peaks, log=log)
-        if die_boxes and {"cls", "cls-upright"} & set(parts):
-            mine_die_boxes(real, die_boxes, log=log)
-        if hard_dice and {"cls", "cls-upright"} & set(parts):
-            mine_hard_dice(real, hard_dice, log=log)
-        if soft_dice and {"cls", "cls-upright"} & set(parts):
-            mine_soft_dice(real, soft_dice, log=log)
-        if rated_negatives and {"cls", "cls-upright"} & set(parts):
+        classifiers = bool({"cls", "cls-upright"} & set(parts))
+        for wanted, kind, miner, teacher in (
+                (classifiers, "false_peaks", mine_false_peaks, false_peaks),
+                (classifiers, "die_boxes", mine_die_boxes, die_boxes),
+                (classifiers, "hard_dice", mine_hard_dice, hard_dice),
+                (classifiers, "soft_dice", mine_soft_dice, soft_dice),
+                ("det" in parts, "missed", mine_missed, hard_photos)):
+            if wanted and teacher:
+                mine_cache.mined(cache_dir, kind, miner_settings(miner), teacher, real,
+                                 functools.partial(miner, real, teacher, log=log), log=log)
+        if rated_negatives and classifiers:  # after mining: it adds photos
             add_rated_negatives(real, rated_negatives, log=log)
-        if hard_photos and "det" in parts:
-            mine_missed(real, hard_photos, log=log)
     if {"det", "cls"} & set(parts) or ("cls-upright" in parts
                                         and not (upright_render or render_cube)):
-        ren = Rendered(rendered, seed, cube=render_cube)
+        ren = Rendered(rendered, seed, cube=render_cube, cache=cache_dir, log=log)
         log(f"rendered {'cube ' if render_cube else ''}scenes {len(ren)} "
             f"({time.time() - t0:.0f}s)")
     if "det" in parts:
@@ -1273,7 +1310,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                              stretch=det_stretch,
                              hard_share=hard_share if hard_photos else 0.0,
                              checkpoint=checkpoints["det"], colour=det_colour,
-                             dye_share=dye_share)
+                             dye_share=dye_share, init_lr=init_lr)
         _export_det(det, out)
         torch.save(det.state_dict(), out / "detector.pt")
         checkpoints["det"].remove()
@@ -1285,7 +1322,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
         torch.manual_seed(seed + 1)
         steps = upright_steps if upright else cls_steps
         if upright and (render_cube or upright_render):  # sides below the top face
-            ren_up = Rendered(rendered, seed, upright=True, cube=render_cube)
+            ren_up = Rendered(rendered, seed, upright=True, cube=render_cube, cache=cache_dir,
+                              log=log)
             log(f"upright {'cube' if render_cube else 'rendered'} scenes {len(ren_up)} "
                 f"({time.time() - t0:.0f}s)")
             sources = [real, ren_up]
@@ -1301,7 +1339,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                crop_size=cls_crop, crop_span=cls_span, grid=cls_grid,
                                soft_share=soft_share if soft_dice else 0.0,
                                low_res_share=low_res_share,
-                               checkpoint=checkpoints[part], dye_share=dye_share)
+                               checkpoint=checkpoints[part], dye_share=dye_share,
+                               init_lr=init_lr)
         _export_cls(cls, out, name, area_crops, cls_crop, cls_span)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         checkpoints[part].remove()
@@ -1325,7 +1364,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "part_negatives": part_negatives,
                  "die_boxes": str(die_boxes) if die_boxes else None,
                  "det_stretch": det_stretch, "det_colour": det_colour,
-                 "dye_share": dye_share,
+                 "dye_share": dye_share, "init_lr": init_lr if init else None,
                  "rated_negatives": str(rated_negatives) if rated_negatives else None,
                  "hard_photos": str(hard_photos) if hard_photos else None,
                  "hard_share": hard_share if hard_photos else 0.0,

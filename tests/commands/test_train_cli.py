@@ -50,6 +50,11 @@ from companion.cli import main
                                               "(e.g. 1)"),
     (["--wide-box-jitter"], "--wide-box-jitter: spreads crops on --die-boxes DIR's boxes; "
                             "give that too"),
+    # issue 9w
+    (["--init-lr", "1e-4"], "--init-lr: sets a fine-tune's rate; give --init DIR too"),
+    (["--init-lr", "0", "--init", "/nowhere"], "--init-lr 0: needs a rate above 0, at most 0.01"),
+    (["--init-lr", "0.1", "--init", "/nowhere"],
+     "--init-lr 0.1: needs a rate above 0, at most 0.01"),
     # issue 9v
     (["--rated-negatives", "/nowhere"], "--rated-negatives /nowhere: needs key.csv and two "
                                         "rater-*.csv files (found 0)"),
@@ -61,6 +66,14 @@ def test_bad_options_are_one_line(tmp_path, capsys, extra, names):
     err = capsys.readouterr().err.strip()
     assert err == f"companion train: {names}"
     assert not (tmp_path / "run").exists()
+
+
+def test_a_cache_that_is_a_file_is_one_line(tmp_path, capsys):
+    """Issue 9w: --cache names a folder (made when missing); a file there is refused."""
+    f = tmp_path / "cache"
+    f.write_text("")
+    assert main(["train", "--out", str(tmp_path / "run"), "--cache", str(f)]) == 2
+    assert capsys.readouterr().err.strip() == f"companion train: --cache {f}: not a folder"
 
 
 def test_init_without_the_network_asked_for_names_it(tmp_path, capsys):
@@ -107,19 +120,36 @@ def test_a_part_with_another_split_than_the_folders_is_one_line(tmp_path, capsys
     ("dye_share", [], 0.0), ("dye_share", ["--dye-share", "0.5"], 0.5),
     ("rated_negatives", [], None),
     ("rated_negatives", ["--rated-negatives", "benchmarks/box_audit_9u/train"],
-     "benchmarks/box_audit_9u/train")])
+     "benchmarks/box_audit_9u/train"),
+    ("cache_dir", [], None), ("cache_dir", ["--cache", "/tmp/c"], "/tmp/c")])
 def test_classifier_crop_options_reach_training(tmp_path, monkeypatch, key, extra, want):
+    seen = _options_reaching_training(tmp_path, monkeypatch, extra)
+    assert seen[key] == want and type(seen[key]) is type(want)
+
+
+def _options_reaching_training(tmp_path, monkeypatch, extra: list[str]) -> dict:
+    """The keywords `companion train --part cls-upright EXTRA` hands to training (a
+    photo root that passes the check; training itself replaced)."""
     pytest.importorskip("torch")
     from companion.vision import train_reader
 
-    seen = {}
+    seen: dict = {}
     monkeypatch.setattr(train_reader, "train", lambda out, **kw: seen.update(kw))
     photos = tmp_path / "photos" / "table-mixed-d6"
     photos.mkdir(parents=True)
     (photos / "labels_test.csv").write_text("")
     assert main(["train", "--out", str(tmp_path / "run"), "--photos",
                  str(tmp_path / "photos"), "--part", "cls-upright", *extra]) == 0
-    assert seen[key] == want and type(seen[key]) is type(want)
+    return seen
+
+
+@pytest.mark.parametrize("extra, want", [([], 1e-3), (["--init-lr", "2e-4"], 2e-4)])
+def test_a_fine_tunes_rate_reaches_training(tmp_path, monkeypatch, extra, want):
+    init = tmp_path / "init"
+    init.mkdir()
+    (init / "classifier_upright.onnx").write_bytes(b"")
+    seen = _options_reaching_training(tmp_path, monkeypatch, ["--init", str(init), *extra])
+    assert seen["init_lr"] == want
 
 
 def test_tuning_a_folder_with_no_networks_is_one_line(tmp_path, capsys):

@@ -1304,3 +1304,73 @@ def test_rated_negatives_are_taught_on_train_photos_only(tmp_path):
     real.false_peaks = [np.array([[5, 5, 9, 9]], np.float32), np.zeros((0, 4), np.float32)]
     T.add_rated_negatives(real, folder, log=lambda m: None)
     assert real.false_peaks[0].tolist() == [[5, 5, 9, 9]] + [[1, 2, 11, 12]] * T.RATED_COPIES
+
+
+def test_mined_boxes_read_from_the_cache_are_those_mined_fresh(tmp_path):
+    """Issue 9w: the committed detector's false peaks, mined once into the cache and read
+    back into another run's photos, are the same boxes to the bit."""
+    import cv2
+
+    from companion.vision import mine_cache
+    from companion.vision.learned import MODEL_DIR
+    from companion.vision.render_dice import render_dice_scene
+
+    img, dice = render_dice_scene(5, size=T.DET_SIZE)
+    boxes = np.array([d.box for d in dice], np.float32)
+    data = cv2.imencode(".png", img)[1].tobytes()
+
+    def photos():
+        real = T.RealImages((), None)
+        real.items = [(data, boxes[:1], np.array([dice[0].face]))]
+        real.sets, real.keys = ["trays-train"], ["t/a.png"]
+        return real
+
+    fresh = photos()
+    T.mine_false_peaks(fresh, MODEL_DIR, log=lambda m: None)
+    settings = T.miner_settings(T.mine_false_peaks)
+    assert settings.pop("code") == T.miner_settings(T.mine_false_peaks)["code"]
+    assert settings == {"threshold": 0.3, "sizes": (416, 512)}
+    assert T.miner_settings(T.mine_die_boxes)["code"] != T.miner_settings(
+        T.mine_false_peaks)["code"]  # each miner's own code
+    for _ in range(2):  # the first run mines and stores, the second reads
+        real = photos()
+        mine_cache.mined(tmp_path, "false_peaks", settings, MODEL_DIR, real,
+                         lambda r=real: T.mine_false_peaks(r, MODEL_DIR, log=lambda m: None),
+                         log=lambda m: None)
+        assert len(fresh.false_peaks[0]) >= 1
+        assert real.false_peaks[0].tobytes() == fresh.false_peaks[0].tobytes()
+    assert len(list(tmp_path.glob("false_peaks-*.npz"))) == 1
+
+
+@pytest.mark.parametrize("init_lr, peak, at", [(None, 4e-3, 14), (T.INIT_LR, 1e-3, 4),
+                                                (1e-4, 1e-4, 4)])
+def test_a_fine_tune_peaks_at_its_own_rate_early(init_lr, peak, at):
+    """Issue 9w: from scratch the rate peaks 15% in; a fine-tune peaks 5% in, at
+    --init-lr (default 1e-3, the rate of every fine-tune before)."""
+    opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=2e-3)
+    sched = T.one_cycle(opt, 100, 4e-3, init_lr)
+    rates = []
+    for _ in range(100):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert max(rates) == pytest.approx(peak) and int(np.argmax(rates)) == at
+    assert rates[-1] < peak / 1000
+
+
+def test_a_checkpoint_from_before_init_lr_resumes_at_the_old_rate(tmp_path):
+    path = tmp_path / "classifier_upright.resume.pt"
+    T.Checkpoint(path, {"seed": 9}).save(500)  # written without the key
+    assert T.Checkpoint(path, {"seed": 9, "init_lr": 1e-3}).load().state["step"] == 500
+    with pytest.raises(T.CheckpointUnusable, match="other init_lr"):
+        T.Checkpoint(path, {"seed": 9, "init_lr": 1e-4}).load()
+
+
+def test_rendered_scenes_read_from_the_cache_are_those_drawn(tmp_path):
+    """Issue 9w: a second run reads the same cube scenes, pixel for pixel, from --cache."""
+    drawn = T.Rendered(3, 5, upright=True, cube=True)
+    T.Rendered(3, 5, upright=True, cube=True, cache=tmp_path, log=lambda m: None)
+    back = T.Rendered(3, 5, upright=True, cube=True, cache=tmp_path, log=lambda m: None)
+    assert len(list(tmp_path.glob("rendered-*.npz"))) == 1
+    for i in range(3):
+        assert all(np.array_equal(a, b) for a, b in zip(drawn.get(i), back.get(i), strict=True))
