@@ -68,18 +68,28 @@ def cache_file(cache: str | Path, kind: str, settings: dict, model: str, photos:
     return Path(cache) / f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.npz"
 
 
-def save(path: Path, kind: str, per_photo: Sequence) -> None:
-    """Write one result (a list, one entry per photo) whole or not at all."""
-    arrays = {f"p{i}": np.asarray(v) for i, v in enumerate(per_photo)}
+def _write_npz(path: Path, **arrays: np.ndarray) -> None:
+    """``arrays`` to ``path``, whole or not at all (a temporary file renamed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.part")  # runs at once: one each
     try:
         with open(tmp, "wb") as f:
-            np.savez(f, kind=np.array(kind), n=np.array(len(per_photo)), **arrays)
+            np.savez(f, **arrays)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _unreadable(exc: Exception) -> ValueError:
+    """A stored file that will not read, as one line."""
+    return ValueError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+
+
+def save(path: Path, kind: str, per_photo: Sequence) -> None:
+    """Write one result (a list, one entry per photo) whole or not at all."""
+    _write_npz(path, kind=np.array(kind), n=np.array(len(per_photo)),
+               **{f"p{i}": np.asarray(v) for i, v in enumerate(per_photo)})
 
 
 def load(path: Path, kind: str, photos: int) -> list:
@@ -92,8 +102,7 @@ def load(path: Path, kind: str, photos: int) -> list:
                                  f"for {photos}")
             out = [z[f"p{i}"] for i in range(photos)]
     except Exception as exc:  # a cut or foreign file: zip, pickle, key or value errors
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(first) from None
+        raise _unreadable(exc) from None
     return [int(v) for v in out] if kind == "missed" else out
 
 
@@ -154,16 +163,8 @@ def save_scenes(path: Path, items: Sequence[tuple[np.ndarray, np.ndarray, np.nda
     counts = np.array([len(b) for _, b, _ in items], np.int64)
     boxes = np.concatenate([b for _, b, _ in items]) if items else np.zeros((0, 4), np.float32)
     faces = np.concatenate([f for _, _, f in items]) if items else np.zeros(0, np.int64)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.part")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with open(tmp, "wb") as f:
-            np.savez(f, images=images, counts=counts, boxes=boxes.astype(np.float32),
-                     faces=faces.astype(np.int64))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    _write_npz(path, images=images, counts=counts, boxes=boxes.astype(np.float32),
+               faces=faces.astype(np.int64))
 
 
 def load_scenes(path: Path, n: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -175,9 +176,8 @@ def load_scenes(path: Path, n: int) -> list[tuple[np.ndarray, np.ndarray, np.nda
         if (len(images) != n or len(counts) != n or int(counts.sum()) != len(boxes)
                 or len(boxes) != len(faces)):
             raise ValueError(f"holds {len(images)} scenes, not {n}")
-    except Exception as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(first) from None
+    except Exception as exc:  # a cut or foreign file
+        raise _unreadable(exc) from None
     ends = np.cumsum(counts)
     return [(images[i], boxes[e - c:e].reshape(-1, 4), faces[e - c:e])
             for i, (c, e) in enumerate(zip(counts, ends, strict=True))]
