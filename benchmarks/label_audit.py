@@ -289,9 +289,10 @@ def rated(key: Path, first: Path, second: Path) -> list[dict]:
 
 def score(key: Path, first: Path, second: Path, fixes: Path | None,
           later: list[list[Path]] | None = None, reader: bool = False,
-          picture: Path | None = None) -> int:
+          picture: Path | None = None, model: str | None = None) -> int:
     """Print the audit's tables; a later round's verdict on a die replaces an earlier
-    round's "unclear" (``--then``)."""
+    round's "unclear" (``--then``). ``reader``: also ``model``'s reader (None: the
+    committed one) on the sample (``readable_or_not``)."""
     from companion.vision.intervals import exact_share
 
     rows = rated(key, first, second)
@@ -333,7 +334,7 @@ def score(key: Path, first: Path, second: Path, fixes: Path | None,
         print(f"| {name} | {len(part)} | {readers} | {c['fix'] - readers} | {c['agree']} | "
               f"{c['unclear']} | {c['not a die']} |")
     if reader:
-        readable_or_not(rows)
+        readable_or_not(rows, model)
     if picture is not None:
         draw_picture(picture, rows)
     if fixes is not None:
@@ -374,14 +375,18 @@ def draw_picture(path: Path, rows: list[dict], unsure: int = 6) -> None:
               f"drawn to {path}")
 
 
-def readable_or_not(rows: list[dict]) -> None:
-    """The committed reader on the control sample, split by whether both raters read the
-    die (against the label, or the raters' face where they corrected it)."""
+def readable_or_not(rows: list[dict], model: str | None = None) -> None:
+    """A learned reader (``model``'s folder; None: the committed one) on the control
+    sample, split by whether both raters read the die (against the label, or the raters'
+    face where they corrected it): how often it is right on each part, and on the dice no
+    two raters could read how often it still names a face (sure) and a wrong one (issue
+    9x: a reader that knows when a die cannot be read says "unknown" there)."""
     from companion.commands.eval import evaluate_manifest
+    from companion.vision.evaluate import UNKNOWN
     from companion.vision.learned import LearnedReader
 
     cv2.setNumThreads(1)
-    learned = LearnedReader(None, threads=1)
+    learned = LearnedReader(model, threads=1)
     sample = [r for r in rows if r["kind"] == "sample"]
     outcome: dict[tuple, str] = {}
     for name in sorted({r["set"] for r in sample}):
@@ -394,19 +399,24 @@ def readable_or_not(rows: list[dict]) -> None:
             box = dice_photos.rounded_box(item.dice[li].box)
             outcome[(photos[item.key], *map(str, box))] = (
                 "missed" if pred is None else pred.face)
-    print("\nthe committed reader on the control sample: readable = both raters read the "
-          "same face (the label, or the face they corrected it to)")
+    print(f"\nthe {'committed' if model is None else model} reader on the control sample: "
+          "readable = both raters read the same face (the label, or the face they corrected "
+          "it to); sure = it names a face")
     print("| set | dice | readable | reader right on readable | unclear to the raters | "
-          "reader right on unclear |")
-    print("|---|---|---|---|---|---|")
+          "reader right on unclear | sure on unclear | sure and wrong on unclear |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, part in sample_groups(sample):
+        if not part:  # a round of validation dice only has no held-aside rows
+            continue
         got = [(r, outcome[die_of(r)]) for r in part]
         good = [(r, o) for r, o in got if r["verdict"] in ("agree", "fix")]
         hard = [(r, o) for r, o in got if r["verdict"] == "unclear"]
         right = lambda group: sum(o == (r["face"] or r["label"]) for r, o in group)  # noqa: E731
-        print(f"| {name} | {len(part)} | {len(good)} ({len(good) / max(1, len(part)):.0%}) | "
-              f"{right(good)} ({right(good) / max(1, len(good)):.0%}) | {len(hard)} | "
-              f"{right(hard)} ({right(hard) / max(1, len(hard)):.0%}) |")
+        sure = [(r, o) for r, o in hard if o not in ("missed", UNKNOWN)]
+        share = lambda n, group: f"{n} ({n / max(1, len(group)):.0%})"  # noqa: E731
+        print(f"| {name} | {len(part)} | {share(len(good), part)} | "
+              f"{share(right(good), good)} | {len(hard)} | {share(right(hard), hard)} | "
+              f"{share(len(sure), hard)} | {share(len(sure) - right(sure), hard)} |")
 
 
 def write_fixes(path: Path, rows: list[dict]) -> None:
@@ -455,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="draw the corrections and dice no two raters could read")
     c.add_argument("--reader", action="store_true",
                    help="also the committed reader on the sample, readable dice or not")
+    c.add_argument("--model", default=None, metavar="DIR",
+                   help="with --reader: this learned model folder's reader instead")
     args = ap.parse_args(argv)
     needs_photos = args.cmd == "sheets" or (args.reader or args.picture is not None)
     if needs_photos and not dice_photos.available():  # score alone reads only its CSVs
@@ -486,8 +498,12 @@ def main(argv: list[str] | None = None) -> int:
         if not p.is_file():
             print(f"label_audit: {p}: no such file", file=sys.stderr)
             return 2
+    if args.model is not None and not args.reader:
+        print("label_audit: --model: names the reader --reader scores; give --reader too",
+              file=sys.stderr)
+        return 2
     return score(args.key, args.first, args.second, args.fixes, args.then, args.reader,
-                 args.picture)
+                 args.picture, args.model)
 
 
 if __name__ == "__main__":

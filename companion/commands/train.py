@@ -51,6 +51,8 @@ def bad_args(args: argparse.Namespace) -> str | None:
         return f"--tune-views {' '.join(map(str, args.tune_views))}: each 1, 2, 4 or 8"
     if not 0 <= args.part_negatives <= 1:
         return f"--part-negatives {args.part_negatives:g}: needs a share from 0 to 1"
+    if not 0 <= args.unreadable_share < 1:
+        return f"--unreadable-share {args.unreadable_share:g}: needs a share from 0 to below 1"
     if not 0 <= args.dye_share <= 1:
         return f"--dye-share {args.dye_share:g}: needs a share from 0 to 1"
     if not 1 <= args.det_stretch <= 4:
@@ -151,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
               cls_span=args.cls_span, cls_grid=args.cls_grid,
               wide_box_jitter=args.wide_box_jitter, soft_dice=args.soft_dice,
               soft_share=args.soft_share, low_res_share=args.low_res_share,
-              cache_dir=args.cache,
+              cache_dir=args.cache, unreadable_share=args.unreadable_share,
               init_lr=INIT_LR if args.init_lr is None else args.init_lr)
     except (InitUnusable, CheckpointUnusable, ModelMissing) as exc:  # also ModelUnreadable
         print(f"companion train: {exc}", file=sys.stderr)
@@ -221,6 +223,11 @@ def register(subparsers) -> None:
                         "boxes hold whole dice) have their dice repainted other die and "
                         "pip colours, a dark die with light pips as often as a light one "
                         "(default 0: as before; issue 9s)")
+    p.add_argument("--unreadable-share", type=float, default=0.0, metavar="SHARE",
+                   help="classifiers: this share of the die crops are shrunk or blurred "
+                        "until no pip shows and learnt as a die whose face is unknown, so "
+                        "the reader says 'unknown' on dice nobody could read (default 0: "
+                        "as before; issue 9x)")
     p.add_argument("--hard-photos", default=None, metavar="DIR",
                    help="detector: --hard-share of its real photos are drawn in proportion "
                         "to the labelled dice DIR's detector misses on them (score < 0.5)")

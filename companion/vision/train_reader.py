@@ -65,7 +65,13 @@ UPRIGHT_TURN = 12.0  # degrees (standard deviation) an upright classifier crop i
 SMALL_DIE = 32  # px (box side in the photo): a small die, for ``small_weight``
 # options added after checkpoints were first written, with the value older runs had
 LATER_OPTIONS = {"low_res_share": LOW_RES_SHARE, "det_colour": False, "dye_share": 0.0,
-                 "rated_negatives": None, "init_lr": INIT_LR}
+                 "rated_negatives": None, "init_lr": INIT_LR, "unreadable_share": 0.0}
+# an unreadable die (``unreadable_share``, issue 9x): shrunk until it is this many px across
+# (its pips gone), or blurred with a sigma of this many die sides; learnt as "a die, face
+# unknown": even over the six faces, nothing on "not a die"
+UNREADABLE_SIDE = (2.5, 5.5)
+UNREADABLE_BLUR = (0.1, 0.18)
+UNREADABLE_ROW = np.array([1 / 6] * 6 + [0.0], np.float32)
 
 
 def _cbr(i: int, o: int, s: int = 1, k: int = 3) -> nn.Sequential:
@@ -652,6 +658,38 @@ def _cls_augment(c: np.ndarray, rng: np.random.Generator, camera: bool = False,
     return c
 
 
+def _is_die(label: int | np.ndarray) -> bool:
+    """Whether a crop's label (a class, or a probability row) is a die's face."""
+    return (label if isinstance(label, int) else int(np.argmax(label))) != NOT_A_DIE
+
+
+def _unreadable(c: np.ndarray, rng: np.random.Generator, span: float) -> np.ndarray:
+    """A die crop (the die ``span`` times smaller than the crop) made unreadable: shrunk
+    until the die is ``UNREADABLE_SIDE`` px across and scaled back, or blurred by
+    ``UNREADABLE_BLUR`` die sides; the same size, its pips gone either way."""
+    size = c.shape[0]
+    if rng.random() < 0.5:
+        s = max(2, round(float(rng.uniform(*UNREADABLE_SIDE)) * span))
+        small = cv2.resize(c, (s, s), interpolation=cv2.INTER_AREA)
+        return cv2.resize(small, (size, size), interpolation=cv2.INTER_LINEAR)
+    return cv2.GaussianBlur(c, (0, 0), size / span * float(rng.uniform(*UNREADABLE_BLUR)))
+
+
+def _make_unreadable(take: list, rng: np.random.Generator, share: float, span: float
+                     ) -> list:
+    """``share`` of the die crops in ``take`` ((crop, label) pairs) made unreadable
+    (``_unreadable``) and labelled ``UNREADABLE_ROW``; the rest as they were. At share 0
+    nothing is drawn."""
+    if share <= 0:
+        return list(take)
+    out = []
+    for c, lab in take:
+        if _is_die(lab) and rng.random() < share:
+            c, lab = _unreadable(c, rng, span), UNREADABLE_ROW
+        out.append((c, lab))
+    return out
+
+
 def _to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
     arr = np.stack(batch).astype(np.float32) / 255.0
     return torch.from_numpy(np.ascontiguousarray(arr.transpose(0, 3, 1, 2)))
@@ -1060,7 +1098,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
                      crop_span: float = CROP_SPAN, grid: int = 1,
                      soft_share: float = 0.0, low_res_share: float = LOW_RES_SHARE,
                      checkpoint: Checkpoint | None = None,
-                     dye_share: float = 0.0, init_lr: float = INIT_LR) -> Classifier:
+                     dye_share: float = 0.0, init_lr: float = INIT_LR,
+                     unreadable_share: float = 0.0) -> Classifier:
     """From scratch, or fine-tuned from the model in folder ``init`` at a lower rate
     (its one-cycle peak ``init_lr``).
     ``camera_aug``: crops also get ``_camera_augment``'s draws. ``area_crops``: crops are
@@ -1080,6 +1119,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
     ``low_res_share``: the share of crops seen at a lower resolution (``_cls_augment``).
     ``dye_share``: that share of the real photos drawn have their dice dyed other colours
     first (``_maybe_dye``; issue 9s).
+    ``unreadable_share``: that share of the die crops are made unreadable and learnt as
+    a die whose face is unknown (``_make_unreadable``; issue 9x; 0: the draws of before).
     ``checkpoint``: progress is kept there and resumed from it (``Checkpoint``)."""
     if not grid_tiles(crop_size, grid):
         raise ValueError(f"grid {grid} does not divide the {feature_side(crop_size)} cells "
@@ -1129,6 +1170,8 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
         pool = [pool[i] for i in idx[batch:]]
+        if unreadable_share > 0:
+            take = _make_unreadable(take, rng, unreadable_share, crop_span)
         x = _to_tensor([_cls_augment(c, rng, camera_aug, low_res_share) for c, _ in take])
         y = _targets([lab for _, lab in take])
         logits, _ = model(x)
@@ -1216,7 +1259,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           soft_share: float = 0.5, low_res_share: float = LOW_RES_SHARE,
           det_colour: bool = False, dye_share: float = 0.0,
           rated_negatives: str | Path | None = None,
-          cache_dir: str | Path | None = None, init_lr: float = INIT_LR) -> Path:
+          cache_dir: str | Path | None = None, init_lr: float = INIT_LR,
+          unreadable_share: float = 0.0) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -1263,6 +1307,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     come again (``mine_cache``; issue 9w); None: mined and drawn every run. The networks
     come out the same.
     ``init_lr``: the peak learning rate of a fine-tune from ``init`` (issue 9w).
+    ``unreadable_share``: that share of the classifiers' die crops are blurred or shrunk
+    past reading and learnt as a die whose face is unknown (``_make_unreadable``; issue 9x).
     A network stopped part way resumes at its last checkpoint (``Checkpoint``, in
     ``out``/<network>.resume.pt) when the same options run again; the file goes when
     the network is exported."""
@@ -1340,7 +1386,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                                soft_share=soft_share if soft_dice else 0.0,
                                low_res_share=low_res_share,
                                checkpoint=checkpoints[part], dye_share=dye_share,
-                               init_lr=init_lr)
+                               init_lr=init_lr, unreadable_share=unreadable_share)
         _export_cls(cls, out, name, area_crops, cls_crop, cls_span)
         torch.save(cls.state_dict(), out / f"{name}.pt")
         checkpoints[part].remove()
@@ -1365,6 +1411,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "die_boxes": str(die_boxes) if die_boxes else None,
                  "det_stretch": det_stretch, "det_colour": det_colour,
                  "dye_share": dye_share, "init_lr": init_lr if init else None,
+                 "unreadable_share": unreadable_share,
                  "rated_negatives": str(rated_negatives) if rated_negatives else None,
                  "hard_photos": str(hard_photos) if hard_photos else None,
                  "hard_share": hard_share if hard_photos else 0.0,

@@ -18,6 +18,8 @@ from companion.cli import main
     (["--hard-share", "0"], "--hard-share 0: needs a share above 0, at most 1"),
     (["--det-stretch", "0.5"], "--det-stretch 0.5: needs a ratio from 1 to 4"),
     (["--dye-share", "-0.1"], "--dye-share -0.1: needs a share from 0 to 1"),
+    (["--unreadable-share", "1"], "--unreadable-share 1: needs a share from 0 to below 1"),
+    (["--unreadable-share", "-0.2"], "--unreadable-share -0.2: needs a share from 0 to below 1"),
     (["--hard-weight", "0"], "--hard-weight 0: needs at least 1"),
     (["--hard-dice", "/nowhere"], "--hard-dice /nowhere: no reader.json there"),
     # issue 9b
@@ -118,6 +120,7 @@ def test_a_part_with_another_split_than_the_folders_is_one_line(tmp_path, capsys
     ("tray_small_val", [], None), ("tray_small_val", ["--tray-small-val"], True),
     ("low_res_share", [], 0.1), ("low_res_share", ["--low-res-share", "0.4"], 0.4),
     ("dye_share", [], 0.0), ("dye_share", ["--dye-share", "0.5"], 0.5),
+    ("unreadable_share", [], 0.0), ("unreadable_share", ["--unreadable-share", "0.15"], 0.15),
     ("rated_negatives", [], None),
     ("rated_negatives", ["--rated-negatives", "benchmarks/box_audit_9u/train"],
      "benchmarks/box_audit_9u/train"),

@@ -255,3 +255,49 @@ def test_the_committed_rounds_give_the_committed_fixes(audit, tmp_path, capsys):
     assert "| all | 320 | 223 | 0 | 97 | 0 | 0.0%-1.6% |" in printed  # held aside
     assert "| trays-val | 80 | 47 | 0 | 33 | 0 | 0.0%-7.5% |" in printed  # round 5
     assert "the correction of tile 99 (r3) is not confirmed: dropped" in printed
+
+
+def test_the_reader_on_dice_nobody_could_read_counts_its_sure_and_wrong_faces(
+        audit, monkeypatch, capsys):
+    """Issue 9x: on the sample dice no two raters could read, the table says how often
+    the reader still names a face, and how often a wrong one; a missed die or an
+    "unknown" is not sure. The reader is the folder given (--model)."""
+    from types import SimpleNamespace
+
+    from companion.commands import eval as eval_command
+    from companion.vision import learned
+    from companion.vision.evaluate import PredictedDie
+
+    boxes = [(10 * i, 0, 10 * i + 8, 8) for i in range(5)]
+    dice = tuple(LabelledDie(face="3", box=b) for b in boxes)
+    photo = ManifestImage(key="p.jpg", path=Path("/photos/p.jpg"), dice=dice)
+    monkeypatch.setattr(audit.dice_photos, "load_set", lambda name: [photo])
+    monkeypatch.setattr(audit.dice_photos, "photo_key", lambda path: "p.jpg")
+    # die 0 readable and read right; dice 1-4 unclear: read right, wrong, unknown, missed
+    faces = ["3", "3", "5", "unknown"]
+    preds = [("p.jpg", PredictedDie(face=f, box=boxes[i], centre=(10 * i + 4, 4),
+                                    confidence=0.9)) for i, f in enumerate(faces)]
+    monkeypatch.setattr(eval_command, "evaluate_manifest",
+                        lambda items, reader: SimpleNamespace(predictions=preds))
+    made = []
+    monkeypatch.setattr(learned, "LearnedReader",
+                        lambda model, threads: made.append(model) or object())
+    rows = [{"kind": "sample", "set": "table-val", "image": "p.jpg",
+             **dict(zip(("x0", "y0", "x1", "y1"), map(str, b), strict=True)),
+             "label": "3", "verdict": "agree" if i == 0 else "unclear", "face": ""}
+            for i, b in enumerate(boxes)]
+    audit.readable_or_not(rows, "/models/x")
+    assert made == ["/models/x"]
+    out = capsys.readouterr().out
+    assert "the /models/x reader" in out
+    assert "| table-val | 5 | 1 (20%) | 1 (100%) | 4 | 1 (25%) | 2 (50%) | 1 (25%) |" in out
+    assert "| all |" not in out  # no held-aside die in this sample: no empty rows
+
+
+def test_a_model_without_the_reader_is_one_line(audit, tmp_path, capsys):
+    key = _key(tmp_path, audit.KEY_HEADER,
+               [[1, "sample", "table-test", "b/b.jpg", 5, 5, 25, 25, "6", "", "", "s2"]])
+    a = _answers(tmp_path, "a.csv", ["6"])
+    assert audit.main(["score", str(key), str(a), str(a), "--model", "/m"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "label_audit: --model: names the reader --reader scores; give --reader too")

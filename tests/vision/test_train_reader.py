@@ -606,6 +606,57 @@ def test_low_res_share_sets_how_many_crops_lose_their_detail():
     assert 0 < lost < len(seeds) // 2  # a few of forty, not none and not most
 
 
+def _die_crop(face: int = 5, side: int = 64) -> np.ndarray:
+    """A white die with black pips filling 1/1.3 of a grey crop: plenty of fine detail."""
+    c = np.full((side, side, 3), 120, np.uint8)
+    d = int(side / 1.3)
+    o = (side - d) // 2
+    c[o:o + d, o:o + d] = 235
+    spots = {1: [(2, 2)], 5: [(1, 1), (1, 3), (2, 2), (3, 1), (3, 3)],
+             6: [(1, 1), (2, 1), (3, 1), (1, 3), (2, 3), (3, 3)]}[face]
+    for gx, gy in spots:
+        cv2.circle(c, (o + gx * d // 4, o + gy * d // 4), max(2, d // 12), (20, 20, 20), -1)
+    return c
+
+
+def test_an_unreadable_die_keeps_its_size_and_loses_its_pips():
+    """Issue 9x: shrunk past reading or blurred, a die crop keeps its shape but not the
+    fine detail its pips give; a five and a six differ far less than they did."""
+    five, six = _die_crop(5), _die_crop(6)
+    for s in range(20):
+        a = T._unreadable(five, np.random.default_rng(s), 1.3)
+        b = T._unreadable(six, np.random.default_rng(s), 1.3)
+        assert a.shape == five.shape and a.dtype == np.uint8
+        assert _fine_detail(a) < 0.05 * _fine_detail(five)
+        apart = np.abs(five.astype(int) - six).mean()
+        assert np.abs(a.astype(int) - b).mean() < 0.75 * apart
+        assert abs(float(a.mean()) - float(five.mean())) < 12  # still a light die on grey
+
+
+def test_unreadable_share_relabels_die_crops_only_and_is_off_by_default():
+    """That share of the die crops become unreadable, labelled evenly over the six faces
+    and nothing on "not a die"; "not a die" crops (a class or a row) are never touched,
+    and at share 0 the crops, labels and draws are those of before."""
+    crops = [_die_crop(5) for _ in range(400)]
+    row = np.array([0, .9, 0, 0, 0, 0, .1], np.float32)  # a soft die label
+    not_row = np.array([0, 0, 0, 0, 0, .2, .8], np.float32)
+    labels = [4, T.NOT_A_DIE, row, not_row] * 100
+    take = list(zip(crops, labels, strict=True))
+    rng = np.random.default_rng(3)
+    out = T._make_unreadable(take, rng, 0.25, 1.3)
+    changed = [i for i, ((c, _), (d, _)) in enumerate(zip(take, out, strict=True))
+               if c is not d]
+    assert all(i % 4 in (0, 2) for i in changed)  # dice only
+    assert 0.15 < len(changed) / 200 < 0.35
+    for i in changed:
+        np.testing.assert_allclose(out[i][1], [1 / 6] * 6 + [0])
+    assert all(out[i][1] is labels[i] for i in range(len(take)) if i not in changed)
+    off = np.random.default_rng(3)
+    assert all(x is y and m is n for (x, m), (y, n)
+               in zip(T._make_unreadable(take, off, 0.0, 1.3), take, strict=True))
+    assert off.random() == np.random.default_rng(3).random()  # nothing drawn at 0 either
+
+
 def test_a_checkpoint_from_before_low_res_share_resumes_with_the_old_share(tmp_path):
     """Runs checkpointed before the option existed had the default share."""
     path = tmp_path / "classifier_upright.resume.pt"
@@ -1364,6 +1415,14 @@ def test_a_checkpoint_from_before_init_lr_resumes_at_the_old_rate(tmp_path):
     assert T.Checkpoint(path, {"seed": 9, "init_lr": 1e-3}).load().state["step"] == 500
     with pytest.raises(T.CheckpointUnusable, match="other init_lr"):
         T.Checkpoint(path, {"seed": 9, "init_lr": 1e-4}).load()
+
+
+def test_a_checkpoint_from_before_unreadable_share_resumes_with_it_off(tmp_path):
+    path = tmp_path / "classifier_upright.resume.pt"
+    T.Checkpoint(path, {"seed": 9}).save(500)  # written without the key
+    assert T.Checkpoint(path, {"seed": 9, "unreadable_share": 0.0}).load().state["step"] == 500
+    with pytest.raises(T.CheckpointUnusable, match="other unreadable_share"):
+        T.Checkpoint(path, {"seed": 9, "unreadable_share": 0.15}).load()
 
 
 def test_rendered_scenes_read_from_the_cache_are_those_drawn(tmp_path):
