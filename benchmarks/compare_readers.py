@@ -10,7 +10,9 @@ The default sets are the validation ones the thresholds are chosen on (``table-v
 ``trays-val``): compare candidates there; the held-aside sets only to report a choice
 already made. ``objective`` is tuning's: end to end less 10 per confidently wrong die
 and 1 per box where there is no die, over the labelled dice. Each model reads with its
-own reader.json. The figures are pooled over the sets, as tuning pools them.
+own reader.json. The figures are pooled over the sets, as tuning pools them; a set
+pooled with its own copies (``table-val`` with ``table-val-dyed`` or ``-half``) is
+resampled by source photo with them (``photo_groups``).
 ``--wrong`` also lists each die a model reads confidently wrong (a face other than the
 labelled one), with its set, photo, source photo and side in pixels, so the dice behind
 ``wrong_confident`` can be looked at one by one (issue 9g). A half-size set's image holds
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.wrong:
                 wrong += [(which, name, *row) for row in wrong_dice(items, res.predictions)]
             if which == "first":
-                groups += [f"{name}/{dice_photos.source_of(k)}" for k, _ in res.image_scores]
+                groups += photo_groups(name, items, args.sets, [k for k, _ in res.image_scores])
     print(f"sets {', '.join(args.sets)}: {len(scores['first'])} photos, "
           f"{len(set(groups))} source photos, {sum(s.labelled for s in scores['first'])} dice; "
           f"95% intervals, {args.draws} draws of the source photos\n")
@@ -101,6 +103,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {which} | {name} | {key} | {dice_photos.source_of(key)} | {side:.0f} | "
                   f"{want} | {got} | {conf:.2f} |")
     return 0
+
+
+def photo_groups(name: str, items: list, pooled: list[str], keys: list[str]) -> list[str]:
+    """The bootstrap group of each photo ``keys`` names, of set ``name`` among the sets
+    ``pooled``: ``set/source photo``, as always; but when ``pooled`` holds another set of
+    the same family (``table-val`` with ``table-val-dyed`` or ``-half``), the family and
+    the source photo the image shows (``dice_photos.family_sources``), so a photo and its
+    copies are drawn together and the interval is not made narrower by counting them as
+    other photos (issue 9x)."""
+    family = dice_photos.family_of(name)
+    if sum(dice_photos.family_of(n) == family for n in dict.fromkeys(pooled)) < 2:
+        return [f"{name}/{dice_photos.source_of(k)}" for k in keys]
+    by_key = dict(zip((m.key for m in items), dice_photos.family_sources(name, items),
+                      strict=True))
+    return [by_key[k] for k in keys]
 
 
 def wrong_dice(items, predictions) -> list[tuple[str, float, int, int, float]]:

@@ -62,6 +62,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.vision import dice_photos  # noqa: E402
+from companion.vision.dice_photos import family_sources  # noqa: E402
 from companion.vision.intervals import (  # noqa: E402
     WRONG_COST,
     bootstrap_difference,
@@ -88,18 +89,6 @@ POOLS = {"old validation": OLD_VAL, "half-size": HALF_VAL,
          "old + half-size": OLD_VAL + HALF_VAL, "repainted": REPAINTED,
          "old + repainted": OLD_VAL + REPAINTED, "webcam-val": ("webcam-val",)}
 SHOWN = ("objective", "end_to_end", "wrong_confident", "precision", "recall")
-
-
-def family_sources(name: str, items: list) -> list[str]:
-    """Each photo's set family and source photo, e.g. ``table-val/dice_105``: the same for
-    a ``-half`` image as for the full-size photos of the source it shows, and for a
-    ``-hue`` or ``-dyed`` copy as for its base photo."""
-    from companion.vision.half_size import file_safe, source_name
-
-    family = name.removesuffix("-half").removesuffix("-hue").removesuffix("-dyed")
-    if name.endswith("-half"):
-        return [f"{family}/{source_name(m.key)}" for m in items]
-    return [f"{family}/{file_safe(s)}" for s in dice_photos.sources_of(name, items)]
 
 
 def fold_of(group: str, folds: int) -> int:

@@ -280,6 +280,25 @@ def sources_of(name: str, items: list[ManifestImage], root: str | Path | None = 
     return [_tray_stem(groups, k) for k in keys]
 
 
+def family_of(name: str) -> str:
+    """The set a derived set is made from (``table-val-half``, ``-hue`` or ``-dyed`` ->
+    ``table-val``); any other name is its own."""
+    return name.removesuffix("-half").removesuffix("-hue").removesuffix("-dyed")
+
+
+def family_sources(name: str, items: list) -> list[str]:
+    """Each photo's set family and source photo, e.g. ``table-val/dice_105``: the same for
+    a ``-half`` image as for the full-size photos of the source it shows, and for a
+    ``-hue`` or ``-dyed`` copy as for its base photo (issue 9u; figures pooled over a set
+    and its copies resample a source photo's copies together)."""
+    from companion.vision.half_size import file_safe, source_name
+
+    family = family_of(name)
+    if name.endswith("-half"):
+        return [f"{family}/{source_name(m.key)}" for m in items]
+    return [f"{family}/{file_safe(s)}" for s in sources_of(name, items)]
+
+
 TRAIN_SETS = ("webcam-white", "table-train", "trays-train")
 VAL_SETS = ("table-val", "trays-val")
 # A split: (how many tenths of the photos validation takes, whether the webcam frames are

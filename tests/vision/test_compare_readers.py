@@ -82,3 +82,30 @@ def test_wrong_lists_the_dice_behind_wrong_confident(capsys):
     for row in firsts:
         assert row[0] == "table-test" and row[5] != row[4]  # read other than labelled
         assert 0.0 < float(row[6]) <= 1.0
+
+
+def _photo(key: str):
+    from companion.vision.evaluate import ManifestImage
+
+    return ManifestImage(key=key, path=Path("/photos") / key, dice=())
+
+
+def test_a_set_pooled_with_its_copies_is_drawn_with_them_by_source_photo():
+    """Issue 9x: table-val with its half-size copy groups each half-size image with the
+    full-size photos of the source it shows; sets of different families, or one set
+    alone, keep their old groups (so earlier figures come out to the digit)."""
+    module = load_script(SCRIPT)
+    full = [_photo("images/train/dice_105_jpg.rf.aa.jpg"),
+            _photo("images/train/dice_105_jpg.rf.bb.jpg"),
+            _photo("images/train/dice_7_jpg.rf.cc.jpg")]
+    half = [_photo("0000_dice_105.png"), _photo("0001_dice_7.png")]
+    pooled = ["table-val", "table-val-half"]
+    a = module.photo_groups("table-val", full, pooled, [m.key for m in full])
+    b = module.photo_groups("table-val-half", half, pooled, [m.key for m in half])
+    assert a == ["table-val/dice_105", "table-val/dice_105", "table-val/dice_7"]
+    assert b == ["table-val/dice_105", "table-val/dice_7"]
+    alone = module.photo_groups("table-val-half", half, ["table-val-half", "trays-val-half"],
+                                [m.key for m in half])
+    assert alone == ["table-val-half/0000_dice_105", "table-val-half/0001_dice_7"]
+    assert module.photo_groups("table-val", full, ["table-val", "trays-val"],
+                               [full[2].key]) == ["table-val/dice_7"]
