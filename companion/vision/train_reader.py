@@ -1170,8 +1170,7 @@ def train_classifier(sources: list, weights: list[float], steps: int, batch: int
         idx = rng.permutation(len(pool))
         take = [pool[i] for i in idx[:batch]]
         pool = [pool[i] for i in idx[batch:]]
-        if unreadable_share > 0:
-            take = _make_unreadable(take, rng, unreadable_share, crop_span)
+        take = _make_unreadable(take, rng, unreadable_share, crop_span)  # at 0: as drawn
         x = _to_tensor([_cls_augment(c, rng, camera_aug, low_res_share) for c, _ in take])
         y = _targets([lab for _, lab in take])
         logits, _ = model(x)
