@@ -288,11 +288,11 @@ def rated(key: Path, first: Path, second: Path) -> list[dict]:
 
 
 def score(key: Path, first: Path, second: Path, fixes: Path | None,
-          later: list[list[Path]] | None = None, reader: bool = False,
+          later: list[list[Path]] | None = None, reader=None,
           picture: Path | None = None, model: str | None = None) -> int:
     """Print the audit's tables; a later round's verdict on a die replaces an earlier
-    round's "unclear" (``--then``). ``reader``: also ``model``'s reader (None: the
-    committed one) on the sample (``readable_or_not``)."""
+    round's "unclear" (``--then``). ``reader``: a learned reader, also scored on the
+    sample (``readable_or_not``), named as ``model``'s (None: the committed one)."""
     from companion.vision.intervals import exact_share
 
     rows = rated(key, first, second)
@@ -333,8 +333,8 @@ def score(key: Path, first: Path, second: Path, fixes: Path | None,
         readers = sum(r["verdict"] == "fix" and r["face"] == r["read"] for r in part)
         print(f"| {name} | {len(part)} | {readers} | {c['fix'] - readers} | {c['agree']} | "
               f"{c['unclear']} | {c['not a die']} |")
-    if reader:
-        readable_or_not(rows, model)
+    if reader is not None:
+        readable_or_not(rows, reader, model)
     if picture is not None:
         draw_picture(picture, rows)
     if fixes is not None:
@@ -375,18 +375,16 @@ def draw_picture(path: Path, rows: list[dict], unsure: int = 6) -> None:
               f"drawn to {path}")
 
 
-def readable_or_not(rows: list[dict], model: str | None = None) -> None:
-    """A learned reader (``model``'s folder; None: the committed one) on the control
-    sample, split by whether both raters read the die (against the label, or the raters'
-    face where they corrected it): how often it is right on each part, and on the dice no
-    two raters could read how often it still names a face (sure) and a wrong one (issue
-    9x: a reader that knows when a die cannot be read says "unknown" there)."""
+def readable_or_not(rows: list[dict], learned, model: str | None = None) -> None:
+    """A learned reader (``learned``: ``model``'s folder's, None naming the committed one)
+    on the control sample, split by whether both raters read the die (against the label,
+    or the raters' face where they corrected it): how often it is right on each part, and
+    on the dice no two raters could read how often it still names a face (sure) and a
+    wrong one (issue 9x: a reader that knows when a die cannot be read says "unknown"
+    there)."""
     from companion.commands.eval import evaluate_manifest
     from companion.vision.evaluate import UNKNOWN
-    from companion.vision.learned import LearnedReader
 
-    cv2.setNumThreads(1)
-    learned = LearnedReader(model, threads=1)
     sample = [r for r in rows if r["kind"] == "sample"]
     outcome: dict[tuple, str] = {}
     for name in sorted({r["set"] for r in sample}):
@@ -488,10 +486,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"label_audit: --sample: no set {bad[0]!r} (one of "
                       f"{', '.join(HELD + VALIDATION)})", file=sys.stderr)
                 return 2
+        from companion.vision.learned import ModelMissing
+
         try:
             return make_sheets(args.out, args.seed, args.model, args.retry, args.panel,
                                sample, not args.no_candidates, args.exclude, args.confirm)
-        except (ManifestError, OSError) as exc:  # a broken fixes file, an unwritable --out
+        except (ManifestError, OSError, ModelMissing) as exc:  # a broken fixes file, an
+            # unwritable --out, a --model folder with no model (loaded before any tile)
             print(f"label_audit: {exc}", file=sys.stderr)
             return 2
     for p in (args.key, args.first, args.second, *(q for t in args.then for q in t)):
@@ -502,7 +503,17 @@ def main(argv: list[str] | None = None) -> int:
         print("label_audit: --model: names the reader --reader scores; give --reader too",
               file=sys.stderr)
         return 2
-    return score(args.key, args.first, args.second, args.fixes, args.then, args.reader,
+    learned = None
+    if args.reader:  # loaded before any table, so a bad folder is one line and nothing else
+        from companion.vision.learned import LearnedReader, ModelMissing
+
+        cv2.setNumThreads(1)
+        try:
+            learned = LearnedReader(args.model, threads=1)
+        except ModelMissing as exc:  # also a network file that will not load
+            print(f"label_audit: {exc}", file=sys.stderr)
+            return 2
+    return score(args.key, args.first, args.second, args.fixes, args.then, learned,
                  args.picture, args.model)
 
 

@@ -261,11 +261,10 @@ def test_the_reader_on_dice_nobody_could_read_counts_its_sure_and_wrong_faces(
         audit, monkeypatch, capsys):
     """Issue 9x: on the sample dice no two raters could read, the table says how often
     the reader still names a face, and how often a wrong one; a missed die or an
-    "unknown" is not sure. The reader is the folder given (--model)."""
+    "unknown" is not sure. The reader is the one given (main loads --model's)."""
     from types import SimpleNamespace
 
     from companion.commands import eval as eval_command
-    from companion.vision import learned
     from companion.vision.evaluate import PredictedDie
 
     boxes = [(10 * i, 0, 10 * i + 8, 8) for i in range(5)]
@@ -277,17 +276,16 @@ def test_the_reader_on_dice_nobody_could_read_counts_its_sure_and_wrong_faces(
     faces = ["3", "3", "5", "unknown"]
     preds = [("p.jpg", PredictedDie(face=f, box=boxes[i], centre=(10 * i + 4, 4),
                                     confidence=0.9)) for i, f in enumerate(faces)]
+    given, used = object(), []
     monkeypatch.setattr(eval_command, "evaluate_manifest",
-                        lambda items, reader: SimpleNamespace(predictions=preds))
-    made = []
-    monkeypatch.setattr(learned, "LearnedReader",
-                        lambda model, threads: made.append(model) or object())
+                        lambda items, reader: used.append(reader)
+                        or SimpleNamespace(predictions=preds))
     rows = [{"kind": "sample", "set": "table-val", "image": "p.jpg",
              **dict(zip(("x0", "y0", "x1", "y1"), map(str, b), strict=True)),
              "label": "3", "verdict": "agree" if i == 0 else "unclear", "face": ""}
             for i, b in enumerate(boxes)]
-    audit.readable_or_not(rows, "/models/x")
-    assert made == ["/models/x"]
+    audit.readable_or_not(rows, given, "/models/x")
+    assert used == [given]  # the reader given reads the photos
     out = capsys.readouterr().out
     assert "the /models/x reader" in out
     assert "| table-val | 5 | 1 (20%) | 1 (100%) | 4 | 1 (25%) | 2 (50%) | 1 (25%) |" in out
@@ -301,3 +299,24 @@ def test_a_model_without_the_reader_is_one_line(audit, tmp_path, capsys):
     assert audit.main(["score", str(key), str(a), str(a), "--model", "/m"]) == 2
     assert capsys.readouterr().err.strip() == (
         "label_audit: --model: names the reader --reader scores; give --reader too")
+
+
+@pytest.mark.parametrize("cmd", ["score", "sheets"])
+def test_a_model_folder_with_no_model_is_one_line_before_anything_is_written(
+        audit, tmp_path, capsys, monkeypatch, cmd):
+    monkeypatch.setattr(audit.dice_photos, "available", lambda: True)
+    if cmd == "score":
+        key = _key(tmp_path, audit.KEY_HEADER,
+                   [[1, "sample", "table-test", "b/b.jpg", 5, 5, 25, 25, "6", "", "", "s2"]])
+        a = _answers(tmp_path, "a.csv", ["6"])
+        fixes = tmp_path / "fixes.csv"
+        args = ["score", str(key), str(a), str(a), "--reader", "--model",
+                str(tmp_path / "none"), "--fixes", str(fixes)]
+    else:
+        fixes = tmp_path / "out"
+        args = ["sheets", "--out", str(fixes), "--model", str(tmp_path / "none")]
+    assert audit.main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (
+        f"label_audit: learned reader model not found in {tmp_path / 'none'}")
+    assert not fixes.exists() and "|" not in captured.out  # no table, no file
