@@ -210,3 +210,20 @@ def test_a_profile_whose_network_file_now_holds_other_weights_is_refused(tmp_pat
     turned["fingerprints"]["classifier.onnx"] = "0" * 16
     with pytest.raises(FewShotError, match="built with another classifier.onnx"):
         FewShotReader(turned, reader=other)
+
+
+def test_nearest_faces_readings_hold_plain_numbers():
+    """As the learned reader's (issue 9y): a few-shot reading pickled from the camera's
+    process must not need numpy in the referee's."""
+    import pickle
+
+    from companion.vision.fewshot import nearest_faces
+
+    box = tuple(np.float32(v) for v in (4.5, 6.25, 40.0, 44.75, 0.8))
+    probs = np.array([[0.5, 0.3, 0.1, 0.05, 0.03, 0.01, 0.01]], np.float32)
+    emb = np.array([[1.0, 0.0]], np.float32)
+    protos = np.array([[0.0, 1.0], [1.0, 0.0]], np.float32)
+    (r,) = nearest_faces([box], probs, emb, ["alarm", "escape"], protos, 0.5, 0.1)
+    assert r.face == "escape" and r.confidence == 1.0
+    assert [type(v) for v in (r.confidence, *r.centre)] == [float] * 3
+    assert b"numpy" not in pickle.dumps(r)

@@ -1291,3 +1291,20 @@ def test_a_network_in_another_kinds_place_is_one_line_naming_it(tmp_path, backen
     takes = {"onnxruntime": "takes crops and " if into == "detector.onnx"
              else "takes image and ", "opencv": ""}[backend]
     assert str(exc.value) == f"{d / into}: {says.format(takes=takes)}"
+
+
+def test_readings_hold_plain_numbers_whatever_the_boxes_hold():
+    """Boxes as the detector gives them (numpy float32): the readings' centre and
+    confidence are Python floats, so a reading pickled from the camera's process does not
+    load numpy in the referee's (issue 9y), and with the same values."""
+    import pickle
+
+    from companion.vision.learned import readings_from
+
+    box = tuple(np.float32(v) for v in (10.5, 20.25, 51.0, 60.75, 0.9))
+    probs = np.array([[0.01, 0.95, 0.01, 0.01, 0.01, 0.005, 0.005]], np.float32)
+    (r,) = readings_from([box], probs, 0.8)
+    assert r.face == "2" and r.box == (10, 20, 51, 61)
+    assert [type(v) for v in (r.confidence, *r.centre)] == [float] * 3
+    assert r.centre == (float((box[0] + box[2]) / 2), float((box[1] + box[3]) / 2))
+    assert b"numpy" not in pickle.dumps(r)

@@ -4,6 +4,7 @@ sensible scale, touching; nothing read off an empty or noisy table."""
 from __future__ import annotations
 
 import math
+import pickle
 
 import cv2
 import numpy as np
@@ -65,6 +66,8 @@ def test_each_face_black_pips_on_a_white_die(face):
     assert reading.face == str(face)
     assert reading.dice_set == "pip"
     assert reading.confidence >= 0.5
+    # plain numbers: pickled from the camera's process, no numpy needed (issue 9y)
+    assert type(reading.confidence) is float and b"numpy" not in pickle.dumps(reading)
     assert abs(reading.centre[0] - 160) < 4 and abs(reading.centre[1] - 120) < 4
     x0, y0, x1, y1 = reading.box
     assert x0 < 160 < x1 and y0 < 120 < y1
