@@ -71,7 +71,8 @@ def bad_args(args: argparse.Namespace) -> str | None:
                 "last feature map (e.g. 1)")
     if args.wide_box_jitter and not args.die_boxes:
         return "--wide-box-jitter: spreads crops on --die-boxes DIR's boxes; give that too"
-    for option, folder in (("--hard-dice", args.hard_dice), ("--soft-dice", args.soft_dice)):
+    for option, folder in (("--hard-dice", args.hard_dice), ("--soft-dice", args.soft_dice),
+                           ("--sure-phantoms", args.sure_phantoms)):
         if folder and not (Path(folder) / "reader.json").is_file():
             return f"{option} {folder}: no reader.json there"
     if not 0 < args.soft_share <= 1:
@@ -154,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
               wide_box_jitter=args.wide_box_jitter, soft_dice=args.soft_dice,
               soft_share=args.soft_share, low_res_share=args.low_res_share,
               cache_dir=args.cache, unreadable_share=args.unreadable_share,
+              sure_phantoms=args.sure_phantoms,
               init_lr=INIT_LR if args.init_lr is None else args.init_lr)
     except (InitUnusable, CheckpointUnusable, ModelMissing) as exc:  # also ModelUnreadable
         print(f"companion train: {exc}", file=sys.stderr)
@@ -200,6 +202,11 @@ def register(subparsers) -> None:
                    help="classifiers: the boxes on the train photos that a box audit's two "
                         "raters (DIR: key.csv and two rater-*.csv, benchmarks/box_audit.py) "
                         "both called not a die are taught as 'not a die' (issue 9v)")
+    p.add_argument("--sure-phantoms", default=None, metavar="DIR",
+                   help="classifiers: the faint boxes (detector 0.1 up to its threshold) "
+                        "DIR's reader reads at least 0.8 sure where no die is labelled, on "
+                        "table-train, are taught as 'not a die' (issue 9y: a board's round "
+                        "number tokens read as ones)")
     p.add_argument("--cache", default=None, metavar="DIR",
                    help="keep the rendered scenes and what --false-peaks, --die-boxes, "
                         "--hard-dice, --soft-dice and --hard-photos mine in DIR, and read "

@@ -65,7 +65,8 @@ UPRIGHT_TURN = 12.0  # degrees (standard deviation) an upright classifier crop i
 SMALL_DIE = 32  # px (box side in the photo): a small die, for ``small_weight``
 # options added after checkpoints were first written, with the value older runs had
 LATER_OPTIONS = {"low_res_share": LOW_RES_SHARE, "det_colour": False, "dye_share": 0.0,
-                 "rated_negatives": None, "init_lr": INIT_LR, "unreadable_share": 0.0}
+                 "rated_negatives": None, "init_lr": INIT_LR, "unreadable_share": 0.0,
+                 "sure_phantoms": None}
 # an unreadable die (``unreadable_share``, issue 9x): shrunk until it is this many px across
 # (its pips gone), or blurred with a sigma of this many die sides; learnt as "a die, face
 # unknown": even over the six faces, nothing on "not a die"
@@ -244,6 +245,50 @@ def mine_false_peaks(real: RealImages, model_dir: str | Path, threshold: float =
     n = sum(len(f) for f in real.false_peaks)
     log(f"false peaks of {model_dir}'s detector (score >= {threshold}) on the fully "
         f"labelled train photos: {n}")
+    return n
+
+
+# the faint boxes ``mine_sure_phantoms`` looks at: scored at least this by the detector
+SURE_PHANTOM_LOW = 0.1
+
+
+def mine_sure_phantoms(real: RealImages, model_dir: str | Path, low: float = SURE_PHANTOM_LOW,
+                       face: float = 0.8, log=print) -> int:
+    """Append to ``real.false_peaks`` (the classifiers' "not a die" boxes) the faint boxes
+    the reader in ``model_dir`` reads surely as a die where none is labelled, on the
+    photos of the sets that are not fully labelled (table-train, whose false peaks
+    ``mine_false_peaks`` leaves alone, since a few far dice there are unboxed): boxes its
+    detector scores from ``low`` up to (not including) its own ``det_threshold``, with no
+    labelled die on them (``_on_die``), one per place, whose top face its classifiers read
+    at least ``face`` sure and above "not a die". Such boxes cost a rule that keeps faint
+    boxes more than they give; on table-train they are mostly a board's round number
+    tokens read as a one (issue 9y). Returns how many boxes."""
+    from companion.vision.learned import NOT_A_DIE, LearnedReader
+
+    reader = LearnedReader(model_dir, threads=1)
+    if not real.false_peaks:
+        real.false_peaks = [np.zeros((0, 4), np.float32) for _ in range(len(real))]
+    n = 0
+    for i, name in enumerate(real.sets):
+        if dice_photos.fully_labelled(name):
+            continue
+        img, boxes, _ = real.get(i)
+        faint = [b for b in reader.detect(img, threshold=low)
+                 if b[4] < reader.det_threshold and not any(_on_die(b, d) for d in boxes)]
+        if not faint:
+            continue
+        found: list[tuple[float, float, float, float]] = []
+        for b, p in zip(faint, reader.face_probabilities(img, faint), strict=True):
+            k = int(p[:NOT_A_DIE].argmax())
+            if p[k] >= face and p[k] > p[NOT_A_DIE] and not any(_on_die(b, f) for f in found):
+                found.append(tuple(float(v) for v in b[:4]))
+        if found:
+            real.false_peaks[i] = np.vstack([real.false_peaks[i],
+                                             np.array(found, np.float32).reshape(-1, 4)])
+            n += len(found)
+    log(f"faint boxes ({low} <= detector < {reader.det_threshold}) that {model_dir}'s reader "
+        f"reads at least {face} sure where no die is labelled, on the train photos not fully "
+        f"labelled: {n}")
     return n
 
 
@@ -1259,7 +1304,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
           det_colour: bool = False, dye_share: float = 0.0,
           rated_negatives: str | Path | None = None,
           cache_dir: str | Path | None = None, init_lr: float = INIT_LR,
-          unreadable_share: float = 0.0) -> Path:
+          unreadable_share: float = 0.0, sure_phantoms: str | Path | None = None) -> Path:
     """Train the parts asked for, in order. Each part is seeded on its own, so the parts
     may also run as separate processes at once (``--part det`` / ``--part cls`` /
     ``--part cls-upright``, then ``--part tune``) and give the same model as one run.
@@ -1308,6 +1353,9 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
     ``init_lr``: the peak learning rate of a fine-tune from ``init`` (issue 9w).
     ``unreadable_share``: that share of the classifiers' die crops are blurred or shrunk
     past reading and learnt as a die whose face is unknown (``_make_unreadable``; issue 9x).
+    ``sure_phantoms``: a model folder whose reader's faint boxes read surely where no die
+    is labelled, on table-train, the classifiers learn as "not a die"
+    (``mine_sure_phantoms``; issue 9y).
     A network stopped part way resumes at its last checkpoint (``Checkpoint``, in
     ``out``/<network>.resume.pt) when the same options run again; the file goes when
     the network is exported."""
@@ -1341,6 +1389,8 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
             if wanted and teacher:
                 mine_cache.mined(cache_dir, kind, miner_settings(miner), teacher, real,
                                  functools.partial(miner, real, teacher, log=log), log=log)
+        if sure_phantoms and classifiers:  # after mining: false peaks start over there
+            mine_sure_phantoms(real, sure_phantoms, log=log)
         if rated_negatives and classifiers:  # after mining: it adds photos
             add_rated_negatives(real, rated_negatives, log=log)
     if {"det", "cls"} & set(parts) or ("cls-upright" in parts
@@ -1412,6 +1462,7 @@ def train(out: str | Path, *, seed: int = 0, root: str | Path | None = None,
                  "dye_share": dye_share, "init_lr": init_lr if init else None,
                  "unreadable_share": unreadable_share,
                  "rated_negatives": str(rated_negatives) if rated_negatives else None,
+                 "sure_phantoms": str(sure_phantoms) if sure_phantoms else None,
                  "hard_photos": str(hard_photos) if hard_photos else None,
                  "hard_share": hard_share if hard_photos else 0.0,
                  "hard_dice": str(hard_dice) if hard_dice else None,

@@ -60,6 +60,8 @@ from companion.cli import main
     # issue 9v
     (["--rated-negatives", "/nowhere"], "--rated-negatives /nowhere: needs key.csv and two "
                                         "rater-*.csv files (found 0)"),
+    # issue 9y
+    (["--sure-phantoms", "/nowhere"], "--sure-phantoms /nowhere: no reader.json there"),
     (["--cls-grid", "0"], "--cls-grid 0: needs a whole divisor of the 3 cells across a 48 px "
                           "crop's last feature map (e.g. 1)"),
 ])

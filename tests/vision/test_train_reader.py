@@ -1433,3 +1433,63 @@ def test_rendered_scenes_read_from_the_cache_are_those_drawn(tmp_path):
     assert len(list(tmp_path.glob("rendered-*.npz"))) == 1
     for i in range(3):
         assert all(np.array_equal(a, b) for a, b in zip(drawn.get(i), back.get(i), strict=True))
+
+
+class _FaintReader:
+    """Stands in for LearnedReader in ``mine_sure_phantoms``: fixed boxes and readings."""
+
+    det_threshold = 0.7
+    boxes: list = []
+    probs: list = []
+    asked: list = []
+
+    def __init__(self, model_dir, threads=1):
+        pass
+
+    def detect(self, img, threshold=None):
+        self.asked.append(threshold)
+        return [b for b in self.boxes if b[4] >= threshold]
+
+    def face_probabilities(self, img, boxes):
+        return np.array([self.probs[self.boxes.index(b)] for b in boxes], np.float32)
+
+
+def test_sure_phantoms_are_faint_boxes_read_surely_where_no_die_is_labelled(monkeypatch):
+    """Issue 9y: on a set not fully labelled (table-train), the faint boxes (from 0.1 up
+    to the reader's own threshold) read at least 0.8 sure as a face, on no labelled die,
+    one per place, are added to the photo's "not a die" boxes; nothing on a fully
+    labelled set (its false peaks are mine_false_peaks'), nothing read unsure or as "not
+    a die", nothing the detector alone would keep."""
+    import cv2
+
+    from companion.vision import learned
+
+    sure = [0.9, 0.02, 0.02, 0.02, 0.02, 0.01, 0.01]
+    unsure = [0.6, 0.1, 0.1, 0.1, 0.05, 0.03, 0.02]
+    sure_not = [0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.9]
+    _FaintReader.boxes = [
+        (100, 100, 120, 120, 0.2),   # taught: faint, sure, nowhere near the die
+        (102, 101, 121, 119, 0.15),  # the same place again: once is enough
+        (10, 10, 40, 40, 0.3),       # on the labelled die
+        (200, 50, 230, 80, 0.75),    # the detector alone keeps it: not this miner's
+        (50, 150, 70, 170, 0.4),     # read unsure
+        (150, 150, 170, 170, 0.5),   # read "not a die"
+        (20, 170, 40, 190, 0.05),    # below 0.1: never asked for
+    ]
+    _FaintReader.probs = [sure, sure, sure, sure, unsure, sure_not, sure]
+    _FaintReader.asked = []
+    monkeypatch.setattr(learned, "LearnedReader", _FaintReader)
+    data = cv2.imencode(".png", np.full((240, 240, 3), 90, np.uint8))[1].tobytes()
+    real = T.RealImages((), None)
+    die = np.array([[12, 12, 42, 42]], np.float32)
+    real.items = [(data, die, np.array([3]))] * 2
+    real.sets = ["table-train", "trays-train"]
+    real.false_peaks = [np.array([[1, 2, 3, 4]], np.float32), np.zeros((0, 4), np.float32)]
+    n = T.mine_sure_phantoms(real, "/stub", log=lambda m: None)
+    assert n == 1 and _FaintReader.asked == [T.SURE_PHANTOM_LOW]
+    assert real.false_peaks[0].tolist() == [[1, 2, 3, 4], [100, 100, 120, 120]]
+    assert len(real.false_peaks[1]) == 0
+    # a reader asked for surer faces teaches nothing here
+    real.false_peaks = []
+    assert T.mine_sure_phantoms(real, "/stub", face=0.95, log=lambda m: None) == 0
+    assert [len(f) for f in real.false_peaks] == [0, 0]
