@@ -381,9 +381,11 @@ def readable_or_not(rows: list[dict], learned, model: str | None = None) -> None
     or the raters' face where they corrected it): how often it is right on each part, and
     on the dice no two raters could read how often it still names a face (sure) and a
     wrong one (issue 9x: a reader that knows when a die cannot be read says "unknown"
-    there)."""
+    there). Its share right on the readable dice comes with an exact 95% interval (issue
+    9y: the figure a goal on dice people can read would be judged by)."""
     from companion.commands.eval import evaluate_manifest
     from companion.vision.evaluate import UNKNOWN
+    from companion.vision.intervals import exact_share
 
     sample = [r for r in rows if r["kind"] == "sample"]
     outcome: dict[tuple, str] = {}
@@ -400,9 +402,10 @@ def readable_or_not(rows: list[dict], learned, model: str | None = None) -> None
     print(f"\nthe {'committed' if model is None else model} reader on the control sample: "
           "readable = both raters read the same face (the label, or the face they corrected "
           "it to); sure = it names a face")
-    print("| set | dice | readable | reader right on readable | unclear to the raters | "
-          "reader right on unclear | sure on unclear | sure and wrong on unclear |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| set | dice | readable | reader right on readable | right on readable, 95% | "
+          "unclear to the raters | reader right on unclear | sure on unclear | "
+          "sure and wrong on unclear |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, part in sample_groups(sample):
         if not part:  # a round of validation dice only has no held-aside rows
             continue
@@ -413,7 +416,8 @@ def readable_or_not(rows: list[dict], learned, model: str | None = None) -> None
         sure = [(r, o) for r, o in hard if o not in ("missed", UNKNOWN)]
         share = lambda n, group: f"{n} ({n / max(1, len(group)):.0%})"  # noqa: E731
         print(f"| {name} | {len(part)} | {share(len(good), part)} | "
-              f"{share(right(good), good)} | {len(hard)} | {share(right(hard), hard)} | "
+              f"{share(right(good), good)} | {exact_share(right(good), len(good))} | "
+              f"{len(hard)} | {share(right(hard), hard)} | "
               f"{share(len(sure), hard)} | {share(len(sure) - right(sure), hard)} |")
 
 
