@@ -242,7 +242,7 @@ def nearest_faces(boxes, probs: np.ndarray, emb: np.ndarray, faces: list[str],
         face = faces[int(order[0])] if ok else UNKNOWN
         x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
         out.append(DieReading(dice_set, face, max(0.0, best), (x0, y0, x1, y1),
-                              (float((b[0] + b[2]) / 2), float((b[1] + b[3]) / 2))))
+                              ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)))
     return out
 
 

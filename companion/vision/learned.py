@@ -598,10 +598,8 @@ def readings_from(boxes, probs: np.ndarray, face_threshold: float,
         face = FACES[k] if conf >= max(face_threshold, small_face if small else 0.0) \
             else UNKNOWN
         x0, y0, x1, y1 = (int(round(v)) for v in b[:4])
-        # plain floats (the boxes' may be numpy's): a reading sent from the camera's
-        # process would otherwise load numpy in the referee's to unpickle it
         out.append(DieReading("pip", face, conf, (x0, y0, x1, y1),
-                              (float((b[0] + b[2]) / 2), float((b[1] + b[3]) / 2))))
+                              ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)))
     return out
 
 

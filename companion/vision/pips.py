@@ -708,10 +708,7 @@ def read_pip_dice(
             DieReading(
                 dice_set="pip",
                 face=label,
-                # a plain float (conf may be numpy's), rounded as before: a reading
-                # sent from the camera's process would otherwise load numpy in the
-                # referee's to unpickle it
-                confidence=float(round(conf, 4)),
+                confidence=round(conf, 4),
                 box=box,
                 centre=(cx, cy),
                 angle=face.angle,

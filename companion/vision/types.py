@@ -8,6 +8,18 @@ from dataclasses import dataclass, field
 UNKNOWN = "unknown"
 
 
+def _plain(v):
+    """A numpy number as the Python number of the same value; anything else as it is."""
+    return v.item() if hasattr(v, "item") else v
+
+
+def _plain_all(values):
+    """A tuple of numbers with numpy's made Python's (None, or one with none, as it is)."""
+    if values is None or not any(hasattr(v, "item") for v in values):
+        return values
+    return tuple(_plain(v) for v in values)
+
+
 def box_side(box) -> float:
     """A box's (x0, y0, x1, y1, ...) longer side in pixels: how large the die looks."""
     return max(box[2] - box[0], box[3] - box[1])
@@ -37,6 +49,15 @@ class DieReading:
     angle: float = 0.0
     mat_xy: tuple[float, float] | None = None
     set_confidence: float = 1.0
+
+    def __post_init__(self) -> None:
+        # Plain Python numbers whatever a reader computed them with: a reading pickled in
+        # the camera's process and holding a numpy number would load numpy in the
+        # referee's to unpickle it (issue 9y: 7 MiB). The values stay the same.
+        for name in ("confidence", "angle", "set_confidence"):
+            object.__setattr__(self, name, _plain(getattr(self, name)))
+        for name in ("box", "centre", "mat_xy"):
+            object.__setattr__(self, name, _plain_all(getattr(self, name)))
 
 
 @dataclass(frozen=True)
