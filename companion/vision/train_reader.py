@@ -177,6 +177,18 @@ class RealImages:
             if len(part) > i:
                 part.append(part[i])
 
+    def ready_false_peaks(self) -> None:
+        """Give every photo an empty list of "not a die" boxes when none was mined, so
+        boxes can be added to any of them (``add_false_peaks``)."""
+        if not self.false_peaks:
+            self.false_peaks = [np.zeros((0, 4), np.float32) for _ in range(len(self))]
+
+    def add_false_peaks(self, i: int, boxes) -> None:
+        """Add ``boxes`` (x0, y0, x1, y1 rows) to photo ``i``'s "not a die" boxes."""
+        self.ready_false_peaks()
+        self.false_peaks[i] = np.vstack([self.false_peaks[i],
+                                         np.array(boxes, np.float32).reshape(-1, 4)])
+
     def get(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         data, boxes, faces = self.items[i]
         img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
@@ -266,8 +278,7 @@ def mine_sure_phantoms(real: RealImages, model_dir: str | Path, low: float = SUR
     from companion.vision.learned import NOT_A_DIE, LearnedReader
 
     reader = LearnedReader(model_dir, threads=1)
-    if not real.false_peaks:
-        real.false_peaks = [np.zeros((0, 4), np.float32) for _ in range(len(real))]
+    real.ready_false_peaks()
     n = 0
     for i, name in enumerate(real.sets):
         if dice_photos.fully_labelled(name):
@@ -283,8 +294,7 @@ def mine_sure_phantoms(real: RealImages, model_dir: str | Path, low: float = SUR
             if p[k] >= face and p[k] > p[NOT_A_DIE] and not any(_on_die(b, f) for f in found):
                 found.append(tuple(float(v) for v in b[:4]))
         if found:
-            real.false_peaks[i] = np.vstack([real.false_peaks[i],
-                                             np.array(found, np.float32).reshape(-1, 4)])
+            real.add_false_peaks(i, found)
             n += len(found)
     log(f"faint boxes ({low} <= detector < {reader.det_threshold}) that {model_dir}'s reader "
         f"reads at least {face} sure where no die is labelled, on the train photos not fully "
@@ -304,14 +314,12 @@ def add_rated_negatives(real: RealImages, folder: str | Path, log=print) -> int:
     boxes among 3000 photos would otherwise be seen about once); photos of other splits
     in the round (validation, held aside) are never taught. Returns how many boxes."""
     rated = read_rated_negatives(folder)
-    if not real.false_peaks:
-        real.false_peaks = [np.zeros((0, 4), np.float32) for _ in range(len(real))]
+    real.ready_false_peaks()
     n, again = 0, []
     for i, key in enumerate(list(real.keys)):
         boxes = rated.get(key or "", [])
         if boxes:
-            extra = np.array(boxes * RATED_COPIES, np.float32).reshape(-1, 4)
-            real.false_peaks[i] = np.vstack([real.false_peaks[i], extra])
+            real.add_false_peaks(i, boxes * RATED_COPIES)
             n += len(boxes)
             again += [i] * (RATED_DRAWS - 1)
     for i in again:
