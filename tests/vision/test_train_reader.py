@@ -1493,3 +1493,18 @@ def test_sure_phantoms_are_faint_boxes_read_surely_where_no_die_is_labelled(monk
     real.false_peaks = []
     assert T.mine_sure_phantoms(real, "/stub", face=0.95, log=lambda m: None) == 0
     assert [len(f) for f in real.false_peaks] == [0, 0]
+
+
+def test_a_reader_to_mine_sure_phantoms_from_that_will_not_load_is_one_line(tmp_path):
+    import shutil
+
+    from companion.vision.learned import MODEL_DIR, ModelUnreadable
+
+    for f in MODEL_DIR.iterdir():
+        if f.suffix in (".json", ".onnx"):
+            shutil.copy(f, tmp_path / f.name)
+    (tmp_path / "detector.onnx").write_bytes(b"not an onnx file")
+    real = T.RealImages((), None)
+    with pytest.raises(ModelUnreadable, match="detector.onnx: cannot load") as exc:
+        T.mine_sure_phantoms(real, tmp_path, log=lambda m: None)
+    assert "\n" not in str(exc.value) and real.false_peaks == []
