@@ -20,9 +20,12 @@ are read as before.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import hashlib
+import heapq
+import itertools
 import os
 import shutil
 import tempfile
@@ -37,6 +40,7 @@ from typing import Any, NamedTuple
 from companion.events import EventFormatError, decode, encode, is_comment
 
 CHAIN_FIELD = "chain"
+MAX_SYNC_WAITERS = 4096  # waiters kept before those that timed out are swept
 _CHAIN_PREFIX = ',"chain":"'
 _CHAIN_LEN = 8
 
@@ -186,6 +190,12 @@ def _chain_problem(out: LogContents, text: str, event: dict[str, Any]) -> str | 
     return None
 
 
+def _resolve(futures: list[Any]) -> None:
+    for future in futures:
+        if not future.done():
+            future.set_result(True)
+
+
 class LogFault(NamedTuple):
     """What the writer last failed to do; ``text`` is one line for the table."""
 
@@ -249,6 +259,9 @@ class GameLog:
         self._commit_lock = threading.Lock()
         self._closing = False
         self._closed = False
+        # Who waits for a line to be on disk (`synced`): (mark, n, loop, future), a heap.
+        self._sync_waiters: list[tuple[int, int, asyncio.AbstractEventLoop, Any]] = []
+        self._waiter_seq = itertools.count()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.exists():
@@ -304,8 +317,10 @@ class GameLog:
     set_aside: Path | None = None  # where a damaged original was copied
 
     # ---- the caller's side
-    def append(self, event: dict[str, Any]) -> None:
-        """Hand one accepted event to the writer (returns at once when background)."""
+    def append(self, event: dict[str, Any]) -> int:
+        """Hand one accepted event to the writer (returns at once when background).
+        Returns the line's mark: once `synced_bytes` reaches it, the line is on disk
+        (`synced(mark)` waits for that)."""
         text = encode_log_line(event, self.prev_chain)
         line = text.encode("utf-8") + b"\n"
         with self._cond:
@@ -315,9 +330,55 @@ class GameLog:
             self._pending += line
             self._appended += len(line)
             self._stamps.append((self._appended, time.perf_counter_ns()))
+            mark = self._appended
             self._cond.notify()
         if not self.background:
             self._commit()
+        return mark
+
+    @property
+    def appended_bytes(self) -> int:
+        """The mark of the last line handed over (0: none yet)."""
+        return self._appended
+
+    @property
+    def synced_bytes(self) -> int:
+        """Bytes known to be on disk (fsync'd): every line whose mark is at most this."""
+        return self._synced
+
+    async def synced(self, mark: int, timeout: float) -> bool:
+        """Wait (on the running asyncio loop, never blocking it) until the line whose
+        mark is `mark` is on disk. False when it is not within `timeout` seconds (the
+        storage is slow or failing: see `fault`); the line stays held and is written
+        when the storage lets it."""
+        loop = asyncio.get_running_loop()
+        with self._cond:
+            if self._synced >= mark:
+                return True
+            future = loop.create_future()
+            waiters = self._sync_waiters
+            if len(waiters) >= MAX_SYNC_WAITERS:  # bounded: drop those that gave up
+                waiters[:] = [w for w in waiters if not w[3].done()]
+                heapq.heapify(waiters)
+            heapq.heappush(waiters, (mark, next(self._waiter_seq), loop, future))
+        try:
+            await asyncio.wait_for(future, timeout)
+            return True
+        except TimeoutError:
+            return False
+
+    def _wake_synced(self) -> None:
+        """From the writer, after a commit: resolve every waiter whose line is on disk,
+        one call into each waiting loop."""
+        ready: dict[asyncio.AbstractEventLoop, list[Any]] = {}
+        with self._cond:
+            waiters = self._sync_waiters
+            while waiters and waiters[0][0] <= self._synced:
+                _, _, loop, future = heapq.heappop(waiters)
+                ready.setdefault(loop, []).append(future)
+        for loop, futures in ready.items():
+            with contextlib.suppress(RuntimeError):  # a loop already closed
+                loop.call_soon_threadsafe(_resolve, futures)
 
     @property
     def unwritten_bytes(self) -> int:
@@ -387,6 +448,8 @@ class GameLog:
                     self.durable_ns.append(now - t0)
                     self.lines_written += 1
                 self._cond.notify_all()
+            if self._sync_waiters:
+                self._wake_synced()
             if self.fault is not None:
                 self.fault = None
                 self._changed()

@@ -466,8 +466,9 @@ class TableLoop:
         self._tasks: list[asyncio.Task[Any]] = []
         self.tick_hooks: list[Callable[[], None]] = []  # run on every tick (loop thread)
         self.before_submit: list[Callable[[dict[str, Any]], None]] = []
-        # Posted events whose poster awaits the Result (TableLoop.submit), by identity.
-        self._waiters: dict[int, asyncio.Future[Result]] = {}
+        # Posted events whose poster awaits the Result (TableLoop.submit), by identity:
+        # the Result, with the log that took its line and the line's mark in it.
+        self._waiters: dict[int, asyncio.Future[tuple[Result, GameLog | None, int]]] = {}
 
     # ---- inputs (any thread)
     def _stamped(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -499,10 +500,28 @@ class TableLoop:
     async def submit(self, event: dict[str, Any]) -> Result:
         """Post an event from the loop's thread and wait for the referee's Result. It
         goes through the same queue as every other input (one order, one log line)."""
+        result, _, _ = await self._submit(event)
+        return result
+
+    async def submit_durable(
+        self, event: dict[str, Any], timeout: float
+    ) -> tuple[Result, bool | None]:
+        """As `submit`, then wait (up to `timeout` seconds, never blocking the loop) until
+        the event's log line (its `rejected` note, when refused) is on disk. Returns the
+        Result and whether that line is durable: True, False (not yet: the storage is
+        slow or failing; the line is held and written when it can be), or None (no log).
+        The verdict is shown when judged, not after the disk."""
+        result, log, mark = await self._submit(event)
+        if log is None or mark <= 0:
+            return result, None
+        return result, await log.synced(mark, timeout)
+
+    async def _submit(self, event: dict[str, Any]) -> tuple[Result, GameLog | None, int]:
         stamped = self._stamped(event)
         if stamped is event:
             stamped = dict(event)  # a fresh object: its identity keys the waiter
-        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[tuple[Result, GameLog | None, int]] = (
+            asyncio.get_running_loop().create_future())
         self._waiters[id(stamped)] = future
         self.queue.put_nowait(stamped)
         try:
@@ -537,7 +556,9 @@ class TableLoop:
                         waiter.set_exception(exc)
                     raise
                 if waiter is not None and not waiter.done():
-                    waiter.set_result(result)
+                    log = self.referee.log
+                    mark = log.appended_bytes if log is not None else 0
+                    waiter.set_result((result, log, mark))
             except Exception as exc:  # never the end of the referee task
                 self.referee.internal_error(exc, event)
             finally:
