@@ -6,28 +6,36 @@ window, the button lamps and the stage bar, the LED display, the optional Pico
 co-processor, the optional camera, and systemd's notify protocol (READY=1 once the
 hardware is up, WATCHDOG=1 from the event loop itself, so a stalled loop gets
 restarted). Other events (the cops' row, stages, tallies, ...) come in as JSON Lines
-or the sim's short commands from `--input` (a file, a FIFO, or `-` for stdin). The
+or the sim's short commands from `--input` (a file, a FIFO, or `-` for stdin), read on
+a thread of its own so that a reader waiting for a line never holds up a stop. The
 referee's messages (rejections, "choose a car to impound", the winner) are printed to
 stdout, one line each (the journal), and spoken by the speaker (`[sound]`).
+
+Once the table is running, nothing on the event loop waits for the log's disk: a new
+log (a new game after a finished one, or a new start after a damaged log) is opened by
+its own writer thread, and the old one is closed on a thread of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
+import stat
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
 from companion.buzzers import BuzzerInput
-from companion.clocks import boot_clock, clock_note
+from companion.clocks import boot_clock
 from companion.config import Config
 from companion.display.frame import Frame
 from companion.events import MAX_LINE_CHARS, EventFormatError, clip, decode, is_comment
-from companion.gamelog import GameLog
+from companion.gamelog import RESCUE_TIMEOUT_S, GameLog
 from companion.games import registry
 from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import SeatButtons
@@ -39,6 +47,7 @@ from companion.rules.state import ASSAULT, GAME_OVER, NO_GAME, GameState
 from companion.table_builder import ButtonParts, CameraParts, TableBuilder
 
 LOG_PATTERN = "game-*.jsonl"
+INPUT_QUEUE = 64  # lines read from --input ahead of the referee, at most
 
 
 def game_finished(state: GameState) -> bool:
@@ -61,11 +70,17 @@ def pick_log(log_dir: Path, now: Callable[[], float] = time.time) -> Path:
     return new_log_path(log_dir, now)
 
 
-def new_log_path(log_dir: Path, now: Callable[[], float] = time.time) -> Path:
+def new_log_path(
+    log_dir: Path,
+    now: Callable[[], float] = time.time,
+    taken: Collection[str] | None = None,
+) -> Path:
+    """A new log's path, named by the time. With `taken` (the names known to be in the
+    folder), no file-system call: for the event loop, where a hung disk must not wait."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now()))
     path = log_dir / f"game-{stamp}.jsonl"
     n = 1
-    while path.exists():
+    while (path.name in taken) if taken is not None else path.exists():
         n += 1
         path = log_dir / f"game-{stamp}-{n}.jsonl"
     return path
@@ -97,6 +112,89 @@ def read_bounded_line(fh: Any, limit: int = MAX_LINE_CHARS * 4) -> bytes | str |
         skipped += len(more)
         if not more or more.endswith(b"\n"):
             return f"line too long ({skipped} bytes, limit {limit}) skipped"
+
+
+class LineReader:
+    """read_bounded_line's lines from a file descriptor, read with os.read: no Python
+    file object (whose lock a reader blocked at exit would hold), one syscall a chunk."""
+
+    def __init__(self, fd: int, limit: int = MAX_LINE_CHARS * 4) -> None:
+        self.fd = fd
+        self.limit = limit
+        self._buf = bytearray()
+
+    def read(self) -> bytes | str | None:
+        """The next line (with its newline; the last one of a file may lack it), a
+        one-line reason for a line longer than the limit (read and thrown away), or
+        None at the end (a FIFO: until another writer opens it)."""
+        skipped = 0
+        while True:
+            i = self._buf.find(b"\n")
+            if i >= 0:
+                line = bytes(self._buf[: i + 1])
+                del self._buf[: i + 1]
+                if skipped or len(line) > self.limit + 1:
+                    return self._too_long(skipped + len(line))
+                return line
+            if len(self._buf) > self.limit:
+                skipped += len(self._buf)
+                self._buf.clear()
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                rest, self._buf = bytes(self._buf), bytearray()
+                if skipped:
+                    return self._too_long(skipped + len(rest))
+                return rest or None
+            self._buf += chunk
+
+    def _too_long(self, size: int) -> str:
+        return f"line too long ({size} bytes, limit {self.limit}) skipped"
+
+
+class InputFailed(str):
+    """The input could not be opened or read: one line, from the input's thread."""
+
+
+def read_lines_into(
+    path: str,
+    hand: Callable[[bytes | str | None], None],
+    room: threading.Semaphore,
+    stop: threading.Event,
+) -> None:
+    """On the input's own thread: each line of `path` (a file, a FIFO, or "-" for
+    stdin) to `hand`, one `room` taken for each (released by whoever takes the line:
+    a bounded queue), then None at the end of a file. A FIFO is read again when its
+    next writer opens it. A failure to open or read is handed over as an InputFailed.
+    Ends soon after `stop` is set, unless a read is waiting for data: the thread is a
+    daemon, so it never holds up the end of the process."""
+    fd = None
+    try:
+        # A FIFO's open waits for a writer: here, not on the event loop.
+        fd = 0 if path == "-" else os.open(path, os.O_RDONLY)
+        fifo = path != "-" and stat.S_ISFIFO(os.fstat(fd).st_mode)
+        lines = LineReader(fd)
+        while not stop.is_set():
+            raw = lines.read()
+            if raw is None and fifo:
+                time.sleep(0.1)
+                continue
+            while not room.acquire(timeout=0.5):
+                if stop.is_set():
+                    return
+            if stop.is_set():
+                return
+            hand(raw)
+            if raw is None:
+                return
+    except OSError as exc:
+        if not stop.is_set():
+            with contextlib.suppress(RuntimeError):
+                hand(InputFailed(f"cannot read --input {path}: {exc.strerror or exc}"))
+    except RuntimeError:  # the loop is closed: nobody takes lines any more
+        return
+    finally:
+        if fd not in (None, 0):
+            os.close(fd)
 
 
 class LedDisplay:
@@ -156,20 +254,28 @@ class Appliance:
         self.echo = echo
         self.notifier = Notifier()
         self.log_path = pick_log(Path(config.log.dir))
+        # The names in the log folder, so a new log is named without asking the disk
+        # (this companion holds the folder: companion.log_lock).
+        self._log_names = {p.name for p in self.log_path.parent.glob("game-*")}
+        self._log_names.add(self.log_path.name)
+        self._retiring: list[threading.Thread] = []  # old logs closing on their own thread
         state, report = resume_state(self.log_path)
         self.resumed = report
         for problem in report.problems:
             self._say(f"{self.log_path}: {problem}")
         self.log = GameLog(self.log_path)
+        # Live stamps are CLOCK_MONOTONIC of this boot: their epoch is the boot id. A log
+        # resumed from another boot gets a note of the change (companion.clocks), and
+        # the game takes the note as the log's replay will: a race's Go! of another
+        # epoch is compared with no press.
+        self.clock_id = boot_clock()
+        state, note = report.clock_change(state, self.clock_id)
+        if note is not None:
+            self.log.append(note)
         self.referee = Referee(
             state=state, log=self.log, undo_limit=config.log.undo_limit or None
         )
         self.referee.fault_hooks.append(self._on_fault)
-        # Live stamps are CLOCK_MONOTONIC of this boot: their epoch is the boot id. A log
-        # resumed from another boot gets a note of the change (companion.clocks).
-        self.clock_id = boot_clock()
-        if report.events and report.last_clock != self.clock_id:
-            self.log.append(clock_note(self.clock_id))
         self.builder = TableBuilder(self.referee, clock_id=self.clock_id)
         self.table = self.builder.table
         # A damaged log: the game is kept up to the line before the damage (the whole
@@ -380,11 +486,41 @@ class Appliance:
         state = self.referee.state
         if state.phase == NO_GAME or not game_finished(state):
             return
-        self.log.close()
-        self.log_path = new_log_path(self.log_path.parent)
-        self.log = GameLog(self.log_path)
-        self.referee.start_new_log(self.log)
+        self._new_log()
         self._say(f"companion: new game: log {self.log_path.name}")
+
+    def _new_log(self, then: Callable[[Path], None] | None = None) -> Path:
+        """Write to a new log from now; the old one is closed on a thread of its own
+        (its held lines written, or rescued and said), then `then(old path)` runs there.
+        No file-system call here: the loop never waits for a disk that hangs."""
+        old, old_path = self.log, self.log_path
+        self.log_path = new_log_path(old_path.parent, taken=self._log_names)
+        self._log_names.add(self.log_path.name)
+        self.log = GameLog(self.log_path, lazy=True)
+        self.referee.start_new_log(self.log)
+        self._retire(old, old_path, then)
+        return old_path
+
+    def _retire(
+        self, log: GameLog, path: Path, then: Callable[[Path], None] | None = None
+    ) -> None:
+        """Close `log` on a daemon thread (Appliance.close waits for it, bounded), say
+        any fault it ends with (held lines rescued, and where), then `then(path)`."""
+
+        def work() -> None:
+            log.close()
+            if log.fault is not None:
+                self._say(f"companion: {log.fault.text}")
+            if then is not None:
+                try:
+                    then(path)
+                except OSError as exc:
+                    self._say(f"companion: {path.name}: {exc.strerror or exc}")
+
+        self._retiring = [t for t in self._retiring if t.is_alive()]
+        closer = threading.Thread(target=work, name="gamelog-close", daemon=True)
+        closer.start()
+        self._retiring.append(closer)
 
     def _on_fault(self, reason: str) -> None:
         """An internal error in the referee: to the journal and systemctl status (the
@@ -398,13 +534,9 @@ class Appliance:
         if not self.resume_choice:
             return "no choice pending"
         if choice == "new":
-            self.log.close()
-            aside = self.log_path.with_name(self.log_path.name + ".kept")
-            self.log_path.replace(aside)
-            self.log_path = new_log_path(self.log_path.parent)
-            self.log = GameLog(self.log_path)
-            self.referee.start_new_log(self.log)
-            what = f"new game: log {self.log_path.name} (the old one is {aside.name})"
+            # The kept log is renamed once closed, on the closing thread (not the loop).
+            old = self._new_log(lambda old: old.replace(old.with_name(old.name + ".kept")))
+            what = f"new game: log {self.log_path.name} (the old one is {old.name}.kept)"
         elif choice == "keep":
             what = self.resume_choice["keep"]
         else:
@@ -437,26 +569,45 @@ class Appliance:
 
         Every JSON line goes through the one bounded gate (events.decode_line); a line
         that fails, or any surprise while handing it on, is one message on stderr (the
-        journal) and the reader goes on with the next line: it never ends quietly."""
+        journal) and the reader goes on with the next line: it never ends quietly.
+
+        The lines are read on a daemon thread of the input's own (read_lines_into), at
+        most INPUT_QUEUE ahead: cancelling this task stops the reading, and a read
+        waiting on a FIFO or stdin never delays the end of `serve`."""
         loop = asyncio.get_running_loop()
-        fh = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        lines: asyncio.Queue[bytes | str | None] = asyncio.Queue()
+        room = threading.Semaphore(INPUT_QUEUE)
+        stop = threading.Event()
+
+        def hand(item: bytes | str | None) -> None:  # from the input's thread
+            loop.call_soon_threadsafe(lines.put_nowait, item)
+
+        reader = threading.Thread(
+            target=read_lines_into, args=(path, hand, room, stop), name="serve-input",
+            daemon=True,
+        )
+        reader.start()
         try:
             n = 0
             while True:
-                raw = await loop.run_in_executor(None, read_bounded_line, fh)
+                raw = await lines.get()
+                room.release()
                 if raw is None:
-                    if path == "-" or not Path(path).is_fifo():
-                        return
-                    await asyncio.sleep(0.1)
-                    continue
+                    return
+                if isinstance(raw, InputFailed):
+                    self._say(f"companion: {raw}")
+                    return
                 n += 1
                 try:
                     self._take_input_line(n, raw)
                 except Exception as exc:  # the reader never dies of one line
                     self._say(f"input line {n}: internal error: {clip(repr(exc))}")
+                if self.table.loop is not None:
+                    # The next line is read against the game after this one (a short
+                    # command's meaning depends on it), as `sim --script` plays it.
+                    await self.table.drain()
         finally:
-            if fh is not sys.stdin.buffer:
-                fh.close()
+            stop.set()
 
     def _take_input_line(self, n: int, raw: bytes | str) -> None:
         if isinstance(raw, str):  # the reader's own verdict (a line too long)
@@ -522,9 +673,14 @@ class Appliance:
             self.led.close()
         if self.speaker is not None:
             self.speaker.close()
+        # Bounded however the disk behaves: the log's close_timeout_s and its rescue
+        # (2 x RESCUE_TIMEOUT_S); old logs still closing get as long, at the same time.
+        deadline = time.monotonic() + self.log.close_timeout_s + 2 * RESCUE_TIMEOUT_S + 0.5
         self.log.close()
-        if self.log.rescue_path is not None and self.log.fault is not None:
+        if self.log.fault is not None:  # what was held, and where it went
             self._say(f"companion: {self.log.fault.text}")
+        for closer in self._retiring:
+            closer.join(max(0.0, deadline - time.monotonic()))
 
 
 async def serve(config: Config, input_path: str | None = None, *, echo: bool = True) -> int:

@@ -70,9 +70,11 @@ class BuzzerInput:
         self._timer: asyncio.TimerHandle | None = None
         self.cop_claims_stages = False
         self._claimed: Any = None  # the game's key of the last claim by a press
-        # The clock epoch of live presses (the boot id, see companion.clocks); presses
-        # from a script keep theirs (None: the script's own). A window never mixes two.
-        self.live_clock: str | None = None
+        # The clock epoch of live presses (the boot id, see companion.clocks): the
+        # table's, from the first press on (a press while the box is still starting is
+        # live too); presses from a script keep theirs (None: the script's own). A
+        # window never mixes two.
+        self.live_clock: str | None = getattr(table, "clock_id", None)
         self._clocks: dict[tuple[int, int], str] = {}
         self._window_clock: str | None = None
 

@@ -6,7 +6,9 @@ first 12 hex digits of the kernel's boot id. The game log records every change o
 epoch (a `{"type":"clock"}` note), and the rules engine never compares stamps of two
 epochs: a race resumed after a power cut goes on, its presses judged against the
 resume, never as false starts. Stamps without a `clock` (a script's own, old logs) are
-one epoch of their own.
+one epoch of their own; a `clock` note in the middle of a race whose Go! is of another
+epoch, unknown ones included (an old log's live stamps carry no `clock`), makes the
+engine let go of Go!'s stamp, so nothing after the note is compared with it.
 """
 
 from __future__ import annotations

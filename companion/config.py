@@ -12,8 +12,10 @@ expected, e.g.::
 
     config.toml: timing.settle_ms must be a number of milliseconds between 0 and 100, got 'x'
 
-Relative paths in the file (``log.dir``, a camera file) are taken relative to the
-directory holding the file.
+Relative paths in the file (``log.dir``, ``camera.profile``, a camera file) are taken
+relative to the directory holding the file, and ``~`` is expanded. A path or device no
+system can open (``~nosuchuser``, a NUL byte) is refused like any other wrong value, so
+``serve`` says one line and exits 78.
 """
 
 from __future__ import annotations
@@ -227,7 +229,9 @@ class _Checker:
         value = self.table[key]
         try:
             return check(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RuntimeError, OSError):
+            # RuntimeError, OSError: what the file system's helpers raise for a value
+            # (Path.expanduser for an unknown user): a fault of the file, said so.
             raise self.fail(key, expected, value) from None
 
     def require(self, key: str, check: Callable[[Any], Any], expected: str) -> Any:
@@ -315,10 +319,11 @@ def _camera_source(base: Path | None) -> Callable[[Any], str | int]:
                 raise ValueError
             return v
         v = _nonempty_str(v)
+        if "\x00" in v or len(v) > 4096:
+            raise ValueError  # no device, file or URL takes a NUL byte
         if v in CAMERA_SOURCES or v.startswith("synthetic:") or "://" in v or base is None:
             return v
-        path = Path(v).expanduser()
-        return str(path if path.is_absolute() else base / path)
+        return str(_path(v, base))  # ~nosuchuser: refused, as every path in the file
 
     return check
 
@@ -342,7 +347,11 @@ def load_config(path: str | os.PathLike[str]) -> Config:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start})") from None
-    return parse_config(text, source=source, base_dir=path.resolve().parent)
+    try:
+        base_dir = path.resolve().parent
+    except (OSError, RuntimeError) as exc:  # a working directory since removed, a loop
+        raise ConfigError(f"{path}: cannot find the config file's folder ({exc})") from None
+    return parse_config(text, source=source, base_dir=base_dir)
 
 
 def parse_config(text: str, source: str = "config.toml", base_dir: Path | None = None) -> Config:
@@ -423,9 +432,9 @@ def _pico_table(c: _Checker) -> PicoConfig:
     """The [pico] table."""
     enabled = c.get("enabled", False, _boolean, "true or false")
     if enabled:
-        port = c.require("port", _nonempty_str, "a serial device path or pyserial URL")
+        port = c.require("port", _device, "a serial device path or pyserial URL")
     else:
-        port = c.get("port", PicoConfig.port, _nonempty_str, "a serial device path or URL")
+        port = c.get("port", PicoConfig.port, _device, "a serial device path or URL")
     return PicoConfig(
         enabled=enabled,
         port=port,
@@ -626,6 +635,14 @@ def _alsa_device(v: Any) -> str:
     if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_:,.=-]{0,80}", v):
         raise ValueError
     return v
+
+
+def _device(v: Any) -> str:
+    """A device path or URL: no NUL byte (no device takes one), not absurdly long."""
+    text = _nonempty_str(v)
+    if "\x00" in text or len(text) > 4096:
+        raise ValueError
+    return text
 
 
 def _path(v: Any, base: Path) -> Path:

@@ -15,7 +15,14 @@ and says which line, so a resume never plays a silently different game. Opening 
 log for appending keeps the game up to the line before (the whole original is copied
 to `<log>.damaged` beside it) and the table may still choose to start anew. Lines
 without a chain before the first chained one (logs written before checksums, scripts)
-are read as before.
+are read as before, as long as the first chained line checks from the start of the
+chain (""), as a newer companion resuming such a log writes it; if it does not, the
+unchained lines cannot be vouched for (a first line whose chain was removed looks like
+them) and the damage is named at the first of them.
+
+Repairs come before anything is appended: while a torn tail or a damaged log cannot be
+set aside (a full disk), the writer holds the new lines in memory and retries the
+repair first, never appending behind bytes that are not whole lines.
 """
 
 from __future__ import annotations
@@ -41,6 +48,9 @@ from companion.events import EventFormatError, decode, encode, is_comment
 
 CHAIN_FIELD = "chain"
 MAX_SYNC_WAITERS = 4096  # waiters kept before those that timed out are swept
+HANG_AFTER_S = 3.0  # a write, fsync or open unfinished this long is a fault ("LOG FAILING")
+RESCUE_TIMEOUT_S = 1.0  # each place a rescue on closing tries is given this long
+UNSAVED_DIR = "unsaved"  # held lines rescued on closing: <log dir>/unsaved/<stem>-unsaved-*
 _CHAIN_PREFIX = ',"chain":"'
 _CHAIN_LEN = 8
 
@@ -124,10 +134,18 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
     whole, tail = data[:end_of_whole], data[end_of_whole:]
     raw_lines = whole.split(b"\n")[:-1] if whole else []
     offset = 0
+    # The first line read without a chain before the chain began: (line, offset, events
+    # and problems before it). If the first chained line then fails, that is the damage.
+    unchained: tuple[int, int, int, int] | None = None
     for n, raw in enumerate(raw_lines, 1):
         start, offset = offset, offset + len(raw) + 1
         line = raw.decode("utf-8", errors="replace")
+        before = (n, start, len(out.events), len(out.problems))
+        chained = out.chained
         why = _take_line(out, n, line, raw)
+        if why and not chained and unchained is not None:
+            _damaged_from_unchained(out, unchained, n, why)
+            return out
         if why:
             out.damaged_line, out.damage, out.damaged_offset = n, why, start
             out.problems.append(
@@ -135,6 +153,8 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
             )
             out.good_length = start
             return out
+        if unchained is None and not out.chained and not is_comment(line):
+            unchained = before
     out.good_length = end_of_whole
     if tail.strip():
         n = len(raw_lines) + 1
@@ -147,8 +167,12 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
             out.problems.append(
                 LogProblem(n, "torn", f"torn last line ({len(tail)} bytes) skipped"))
         else:
+            chained = out.chained
+            has_chain = CHAIN_FIELD in event
             why = _chain_problem(out, text.strip(), event)
-            if why:  # a last line cut exactly at a brace is torn too, not damage
+            if why and has_chain and not chained and unchained is not None:
+                _damaged_from_unchained(out, unchained, n, why)
+            elif why:  # a last line cut exactly at a brace is torn too, not damage
                 out.torn_tail = tail
                 out.problems.append(
                     LogProblem(n, "torn", f"torn last line ({len(tail)} bytes) skipped"))
@@ -156,6 +180,27 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
                 out.events.append((n, event))
                 out.good_length = len(data)
     return out
+
+
+def _damaged_from_unchained(
+    out: LogContents, first: tuple[int, int, int, int], n: int, why: str
+) -> None:
+    """The first chained line (line `n`) fails its check and lines without a chain come
+    before it: they cannot be vouched for (a first line whose chain was removed reads as
+    one of them), so the damage is the first of them and the game is kept before it."""
+    line, start, events, problems = first
+    del out.events[events:]
+    del out.problems[problems:]
+    reason = (
+        f"no checksum, and line {n}, the first line with one, does not follow from the "
+        f"lines before it ({why})"
+    )
+    out.damaged_line, out.damage, out.damaged_offset = line, reason, start
+    out.problems.append(
+        LogProblem(line, "damaged", f"damaged ({reason}); the game is kept up to line {line - 1}")
+    )
+    out.good_length = start
+    out.last_chain = ""
 
 
 def _take_line(out: LogContents, n: int, line: str, raw: bytes) -> str | None:
@@ -203,6 +248,61 @@ class LogFault(NamedTuple):
     since: float  # time.monotonic() of the first failure in this run of failures
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    written = 0
+    while written < len(data):
+        n = os.write(fd, data[written:])
+        if n <= 0:
+            raise OSError(errno.EIO, "write wrote nothing")
+        written += n
+
+
+def _rechain(lines: bytes, prev: str) -> tuple[bytes, str]:
+    """Lines written by encode_log_line, chained again from `prev` (same lengths: only
+    the 8 hex digits change). Returns them and the last one's chain."""
+    out = []
+    for raw in lines.split(b"\n")[:-1]:
+        text = raw.decode("utf-8")
+        h = line_chain(text)
+        suffix = f'{_CHAIN_PREFIX}{h}"}}'
+        body = text[: -len(suffix)] + "}" if text.endswith(suffix) else "{}"
+        prev = _chain(prev, body)
+        out.append(text[: -2 - _CHAIN_LEN] + prev + '"}')
+    return ("\n".join(out) + "\n").encode("utf-8") if out else b"", prev
+
+
+def _save_within(place: Path, prefix: str, data: bytes, timeout: float) -> tuple[str | None, str]:
+    """Write `data` to a new file in `place` on a thread of its own, waiting at most
+    `timeout` seconds (the disk may hang): (its name, "") or (None, why not)."""
+    result: dict[str, str] = {}
+
+    def work() -> None:
+        name = None
+        try:
+            place.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=prefix, suffix=".jsonl", dir=place)
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            result["name"] = name
+        except OSError as exc:
+            result["why"] = exc.strerror or type(exc).__name__
+            if name is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
+
+    worker = threading.Thread(target=work, name="gamelog-rescue", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        return None, f"not finished after {timeout:g} s"
+    if "name" in result:
+        return result["name"], ""
+    return None, result.get("why", "failed")
+
+
 class GameLog:
     """Append-only JSON Lines writer that group-commits off the caller's thread.
 
@@ -215,14 +315,26 @@ class GameLog:
     at any moment leaves a prefix of the game (at worst a torn last line, set aside on
     the next open): a verdict not yet on disk resumes as the race still on.
 
+    Opening reads what is in the file and repairs it (a torn tail to ``<log>.torn``, a
+    damaged log's original to ``<log>.damaged``, then the file cut back to its last good
+    line) before anything is appended. A repair that cannot be done (the copy cannot be
+    written: a full disk) stays pending: the writer retries it first and appends nothing
+    until it is done. ``lazy=True`` does none of this in the constructor (no file-system
+    call at all, for a caller on the event loop while the disk may hang): the writer
+    thread opens the file, and lines appended meanwhile are chained on from what it finds.
+
     Storage faults (disk full, file too large, read-only, the path a directory, EIO)
     never lose an accepted line: the writer keeps every unwritten byte in memory, sets
     ``fault`` (one line), calls ``on_change`` (from its thread), retries every
     ``retry_s`` seconds and, once a write succeeds, writes everything it holds and
-    clears ``fault``. A partial write is continued where it stopped. ``close`` waits up
-    to ``close_timeout_s`` for the writer and makes a last attempt; lines that still
-    cannot be written are saved to ``rescue_path`` (in the temp directory) and named in
-    ``fault``.
+    clears ``fault``. A partial write is continued where it stopped. A write, fsync or
+    open that has not returned after ``hang_after_s`` seconds (a hung file system) is a
+    fault too: ``fault`` reports it to whoever reads it (the referee, every tick), since
+    the writer itself is stuck. ``close`` waits up to ``close_timeout_s`` for the writer
+    (never longer, however the disk hangs: a stuck writer is left behind, a daemon);
+    lines that still cannot be written are saved to ``rescue_path`` (under
+    ``<log dir>/unsaved/``, else the temp directory, each tried for at most
+    ``RESCUE_TIMEOUT_S``) and named in ``fault``.
 
     ``background=False`` commits inside ``append`` (the caller waits for the fsync), as
     scripts and tests that want the old behaviour may choose.
@@ -237,19 +349,23 @@ class GameLog:
         retry_s: float = 0.5,
         close_timeout_s: float = 2.0,
         on_change: Callable[[], None] | None = None,
+        lazy: bool = False,
+        hang_after_s: float | None = None,
     ) -> None:
         self.path = Path(path)
         self.fsync = fsync
         self.background = background
         self.retry_s = retry_s
         self.close_timeout_s = close_timeout_s
+        self.hang_after_s = HANG_AFTER_S if hang_after_s is None else hang_after_s
         self.on_change = on_change
         self.recovered: LogContents = LogContents()
-        self.fault: LogFault | None = None
+        self._fault: LogFault | None = None
         self.faults_seen = 0  # how many runs of failures there have been
         self.rescue_path: Path | None = None
         self.durable_ns: deque[int] = deque(maxlen=100_000)  # append -> fsync done, per line
         self.lines_written = 0
+        self.prev_chain = ""  # the checksum chain goes on from here
         self._pending = bytearray()  # encoded lines not yet (wholly) on disk
         self._stamps: deque[tuple[int, int]] = deque()  # (end offset in _pending, t_append)
         self._appended = 0  # bytes handed over in all
@@ -259,73 +375,142 @@ class GameLog:
         self._commit_lock = threading.Lock()
         self._closing = False
         self._closed = False
+        # Opening: the file read (None: not yet), repaired, and ready to append to.
+        self._contents: LogContents | None = None
+        self._torn_saved = False
+        self._repaired = False
+        self._need_newline = False
+        self._ready = False
+        self._aside_target: Path | None = None
+        self._doing = "open"
+        # The writer's file-system call in progress since (time.monotonic()), if any.
+        self._busy_since: float | None = None
+        self._hang_shown = False  # `fault` has reported the call in progress as hung
         # Who waits for a line to be on disk (`synced`): (mark, n, loop, future), a heap.
         self._sync_waiters: list[tuple[int, int, asyncio.AbstractEventLoop, Any]] = []
         self._waiter_seq = itertools.count()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.path.exists():
-                self.recovered = read_log(self.path)
-                self._repair(self.recovered)
-            self._open()
-        except OSError as exc:
-            self._set_fault(exc, "open")
-        self.prev_chain = self.recovered.last_chain  # the checksum chain goes on from here
+        if not (lazy and background):
+            try:
+                self._prepare()
+            except OSError as exc:
+                self._set_fault(exc, self._doing)
         self._thread: threading.Thread | None = None
         if background:
             self._thread = threading.Thread(target=self._run, name="gamelog", daemon=True)
             self._thread.start()
 
-    # ---- opening and repair
+    set_aside: Path | None = None  # where a damaged original was copied
+
+    # ---- opening and repair (the constructor, or the writer under _commit_lock)
+    def _prepare(self) -> None:
+        """Read the file, repair it and open it for appending; any step that fails
+        raises and is retried from where it stopped (nothing is appended before)."""
+        if self._contents is None:
+            self._doing = "open"
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._doing = "read"
+            contents = read_log(self.path) if self.path.exists() else LogContents()
+            with self._cond:
+                # Lines appended before the file was read (a lazy open) were chained
+                # from the empty chain: chain them on from the file's last line.
+                if self._pending and contents.last_chain:
+                    self._pending[:], self.prev_chain = _rechain(
+                        bytes(self._pending), contents.last_chain)
+                elif not self._pending:
+                    self.prev_chain = contents.last_chain
+                self.recovered = self._contents = contents
+        if not self._repaired:
+            self._repair(self._contents)
+        self._doing = "open"
+        self._open()
+        self._ready = True
+
     def _open(self) -> None:
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def _repair(self, contents: LogContents) -> None:
-        size = self.path.stat().st_size
+        """Set aside what cannot be appended behind, then cut the file back to its last
+        good line. The copy first (it needs space; a crash before the cut only repeats
+        it), the cut after (it needs none). Nothing acknowledged is in what is cut."""
         if contents.damaged_line is not None:
-            # Keep the game up to the damaged line; the original stays whole beside it.
-            aside = self.path.with_name(self.path.name + ".damaged")
-            n = 1
-            while aside.exists():
-                n += 1
-                aside = self.path.with_name(f"{self.path.name}.damaged-{n}")
-            shutil.copyfile(self.path, aside)
-            self.set_aside = aside
-            with open(self.path, "r+b") as fh:
-                fh.truncate(contents.good_length)
-                fh.flush()
-                os.fsync(fh.fileno())
+            self._doing = "set aside the damaged log"
+            if self._aside_target is None:
+                aside = self.path.with_name(self.path.name + ".damaged")
+                n = 1
+                while aside.exists():
+                    n += 1
+                    aside = self.path.with_name(f"{self.path.name}.damaged-{n}")
+                self._aside_target = aside
+            if self.set_aside is None:
+                self._copy_aside(self._aside_target)
+                self.set_aside = self._aside_target
+            self._cut(contents.good_length)
         elif contents.torn_tail:
-            with open(self.path.with_name(self.path.name + ".torn"), "ab") as keep:
-                keep.write(contents.torn_tail + b"\n")
-                keep.flush()
-                os.fsync(keep.fileno())
-            with open(self.path, "r+b") as fh:
-                fh.truncate(contents.good_length)
-                fh.flush()
-                os.fsync(fh.fileno())
-        elif size and contents.good_length == size and not self._ends_with_newline():
-            with open(self.path, "ab") as fh:
-                fh.write(b"\n")
+            self._doing = "set aside the torn last line of"
+            if not self._torn_saved:
+                self._save_torn(contents.torn_tail)
+                self._torn_saved = True
+            self._cut(contents.good_length)
+        elif (
+            contents.good_length
+            and contents.good_length == self.path.stat().st_size
+            and not self._ends_with_newline()
+        ):
+            self._need_newline = True  # a whole last line without its newline
+        self._repaired = True
+
+    def _copy_aside(self, aside: Path) -> None:
+        try:
+            with open(self.path, "rb") as src, open(aside, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+                dst.flush()
+                os.fsync(dst.fileno())
+        except OSError:
+            with contextlib.suppress(OSError):
+                aside.unlink()  # no half copy left behind; the next try starts again
+            raise
+
+    def _save_torn(self, tail: bytes) -> None:
+        fd = os.open(self.path.with_name(self.path.name + ".torn"),
+                     os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            start = os.fstat(fd).st_size
+            try:
+                _write_all(fd, tail + b"\n")
+                os.fsync(fd)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, start)  # no half copy: the next try writes it whole
+                raise
+        finally:
+            os.close(fd)
+
+    def _cut(self, length: int) -> None:
+        self._doing = "cut back"
+        fd = os.open(self.path, os.O_WRONLY)
+        try:
+            if os.fstat(fd).st_size > length:
+                os.ftruncate(fd, length)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def _ends_with_newline(self) -> bool:
         with open(self.path, "rb") as fh:
             fh.seek(-1, os.SEEK_END)
             return fh.read(1) == b"\n"
 
-    set_aside: Path | None = None  # where a damaged original was copied
-
     # ---- the caller's side
     def append(self, event: dict[str, Any]) -> int:
         """Hand one accepted event to the writer (returns at once when background).
         Returns the line's mark: once `synced_bytes` reaches it, the line is on disk
         (`synced(mark)` waits for that)."""
-        text = encode_log_line(event, self.prev_chain)
-        line = text.encode("utf-8") + b"\n"
         with self._cond:
             if self._closed:
                 raise ValueError(f"{self.path}: append to a closed game log")
+            text = encode_log_line(event, self.prev_chain)
+            line = text.encode("utf-8") + b"\n"
             self.prev_chain = line_chain(text)
             self._pending += line
             self._appended += len(line)
@@ -345,6 +530,30 @@ class GameLog:
     def synced_bytes(self) -> int:
         """Bytes known to be on disk (fsync'd): every line whose mark is at most this."""
         return self._synced
+
+    @property
+    def fault(self) -> LogFault | None:
+        """What is wrong with the storage now, one line for the table, or None. Besides
+        the failures the writer saw, a file-system call of the writer's that has not
+        returned for `hang_after_s` seconds (cheap to ask: the loop asks every tick)."""
+        fault = self._fault
+        if fault is not None:
+            return fault
+        since = self._busy_since
+        if since is None:
+            return None
+        waited = time.monotonic() - since
+        if waited < self.hang_after_s:
+            return None
+        if not self._hang_shown:
+            self._hang_shown = True
+            self.faults_seen += 1
+        held = self._appended - self._synced
+        return LogFault(
+            f"LOG FAILING: writing {self.path} has not finished for {waited:.0f} s "
+            f"(the storage hangs); {held} bytes held in memory",
+            since,
+        )
 
     async def synced(self, mark: int, timeout: float) -> bool:
         """Wait (on the running asyncio loop, never blocking it) until the line whose
@@ -405,9 +614,9 @@ class GameLog:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._pending and not self._closing:
+                while self._ready and self._synced >= self._appended and not self._closing:
                     self._cond.wait()
-                if not self._pending and self._closing:
+                if self._synced >= self._appended and self._closing:
                     return
             if not self._commit():
                 with self._cond:
@@ -416,29 +625,42 @@ class GameLog:
                     self._cond.wait(self.retry_s)  # a retry, or woken by close
 
     def _commit(self) -> bool:
-        """Write and fsync everything pending. True when all of it is on disk."""
+        """Open (and repair) the file if that is still to do, then write and fsync
+        everything pending. True when all of it is on disk."""
         with self._commit_lock:
             with self._cond:
                 data = bytes(self._pending)
                 end = self._appended
-            if not data:
+            if not data and self._ready and self._synced >= end:
                 return True
             written = 0
+            self._busy_since = time.monotonic()
             try:
+                if not self._ready:
+                    self._prepare()
+                    with self._cond:  # chained on from the file's last line
+                        data = bytes(self._pending)
+                        end = self._appended
+                self._doing = "write"
                 self._open()
                 assert self._fd is not None
+                if self._need_newline:
+                    _write_all(self._fd, b"\n")
+                    self._need_newline = False
                 while written < len(data):
                     n = os.write(self._fd, data[written:])
                     if n <= 0:
                         raise OSError(errno.EIO, "write wrote nothing")
                     written += n
-                if self.fsync:
-                    os.fsync(self._fd)
+                if self.fsync and end > self._synced:
+                    os.fsync(self._fd)  # (also lines written whole by a try whose fsync failed)
             except OSError as exc:
                 with self._cond:
                     del self._pending[:written]  # what did get written stays written
-                self._set_fault(exc, "write")
+                self._set_fault(exc, self._doing)
                 return False
+            finally:
+                self._busy_since = None
             now = time.perf_counter_ns()
             with self._cond:
                 del self._pending[: len(data)]
@@ -450,8 +672,9 @@ class GameLog:
                 self._cond.notify_all()
             if self._sync_waiters:
                 self._wake_synced()
-            if self.fault is not None:
-                self.fault = None
+            if self._fault is not None or self._hang_shown:
+                self._fault = None
+                self._hang_shown = False
                 self._changed()
             return True
 
@@ -462,9 +685,9 @@ class GameLog:
         text = f"LOG FAILING: cannot {doing} {self.path}: {reason}; {held} bytes held in memory"
         if self._fd is not None and isinstance(exc, IsADirectoryError | FileNotFoundError):
             self._drop_fd()
-        first = self.fault is None
-        self.fault = LogFault(text, self.fault.since if self.fault else time.monotonic())
-        if first:
+        shown = self._fault or (self.fault if self._hang_shown else None)
+        self._fault = LogFault(text, shown.since if shown else time.monotonic())
+        if shown is None:
             self.faults_seen += 1
             self._changed()
 
@@ -481,35 +704,54 @@ class GameLog:
                 callback()
 
     # ---- closing
-    def close(self) -> None:
-        if self._closed:
-            return
+    def close(self, timeout: float | None = None) -> None:
+        """Stop the writer once it has written what it holds, waiting at most `timeout`
+        seconds (default `close_timeout_s`) however the disk behaves; what is still held
+        then is rescued (`rescue_path`, said in `fault`), which takes at most
+        2 x RESCUE_TIMEOUT_S more. A writer stuck in the file system is left behind."""
         with self._cond:
+            if self._closing:
+                return
             self._closing = True
             self._cond.notify_all()
+        stuck = False
         if self._thread is not None:
-            self._thread.join(self.close_timeout_s)
+            self._thread.join(self.close_timeout_s if timeout is None else timeout)
+            stuck = self._thread.is_alive()
         with self._cond:
             self._closed = True
-        if self._pending and not self._commit():
+        if self._thread is None and self._pending:
+            self._commit()  # no writer thread: the last try is the caller's
+        if self._pending:
             self._rescue()
-        self._drop_fd()
+        if not stuck:
+            self._drop_fd()
 
     def _rescue(self) -> None:
-        """The storage never came back: save what is held where it can go, and say so."""
+        """The storage never came back: save what is held where it can go, and say so:
+        beside the log (`<log dir>/unsaved/`, the state directory, kept across restarts),
+        else the temp directory."""
         with self._cond:
             data = bytes(self._pending)
-        fd, name = tempfile.mkstemp(prefix=f"{self.path.stem}-unsaved-", suffix=".jsonl")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        self.rescue_path = Path(name)
-        reason = self.fault.text if self.fault else "LOG FAILING"
-        self.fault = LogFault(
-            f"{reason}; on closing, {len(data)} bytes saved to {name}",
-            self.fault.since if self.fault else time.monotonic(),
-        )
+        fault = self.fault
+        reason = fault.text if fault else "LOG FAILING"
+        since = fault.since if fault else time.monotonic()
+        prefix = f"{self.path.stem}-unsaved-"
+        failed: list[str] = []
+        for place in (self.path.parent / UNSAVED_DIR, Path(tempfile.gettempdir())):
+            name, why = _save_within(place, prefix, data, RESCUE_TIMEOUT_S)
+            if name is not None:
+                self.rescue_path = Path(name)
+                break
+            failed.append(f"{place}: {why}")
+        if self.rescue_path is not None:
+            text = f"{reason}; on closing, {len(data)} bytes saved to {self.rescue_path}"
+            if failed:
+                text += f" (the log folder could not take them: {failed[0]})"
+        else:
+            nowhere = "; ".join(failed)
+            text = f"{reason}; on closing, {len(data)} bytes could not be saved ({nowhere})"
+        self._fault = LogFault(text, since)
         self._changed()
 
     def __enter__(self) -> GameLog:

@@ -74,6 +74,19 @@ class ResumeReport:
             "options": ["keep", "new"],
         }
 
+    def clock_change(self, state: Any, clock_id: str) -> tuple[Any, dict[str, Any] | None]:
+        """Resuming this log live on the clock epoch `clock_id` (companion.clocks): the
+        `clock` note to append to the log and the game after it, as a replay of the log
+        with that line gives (a race's Go! of another epoch is no longer compared with
+        anything). No note (None) for a log without events or already on `clock_id`."""
+        from companion.clocks import clock_note
+
+        if not self.events or self.last_clock == clock_id:
+            return state, None
+        note = clock_note(clock_id)
+        result = registry.judge(state, note)
+        return (state if result.rejection else result.state), note
+
 
 @dataclass(frozen=True)
 class JudgedLine:

@@ -134,6 +134,35 @@ def test_relative_camera_file_is_anchored_at_the_config(tmp_path: Path) -> None:
     assert c.camera.source == str(tmp_path.resolve() / "clips" / "table.mp4")
 
 
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('[camera]\nsource = "~nosuchuser-vault/x.mp4"\n', "camera.source"),
+        ('[camera]\nsource = "a\\u0000b"\n', "camera.source"),
+        ('[camera]\nsource = "rtsp://cam\\u0000/x"\n', "camera.source"),
+        ('[camera]\nprofile = "~nosuchuser-vault/profile"\n', "camera.profile"),
+        ('[log]\ndir = "~nosuchuser-vault/logs"\n', "log.dir"),
+        ('[pico]\nenabled = true\nport = "/dev/tty\\u0000ACM0"\n', "pico.port"),
+        ('[pico]\nport = "' + "p" * 5000 + '"\n', "pico.port"),
+    ],
+)
+def test_paths_no_system_can_open_are_one_line_naming_the_key(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    """Read from a file (relative paths anchored there, `~` expanded): an unknown user
+    or a NUL byte is the file's fault, never a traceback from the path helpers."""
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, text))
+    message = str(info.value)
+    assert message.startswith(f"config.toml: {key} must be ") and "\n" not in message
+
+
+def test_a_home_relative_camera_file_is_expanded(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    c = load_config(write(tmp_path, '[camera]\nsource = "~/clips/table.mp4"\n'))
+    assert c.camera.source == str(tmp_path / "home" / "clips" / "table.mp4")
+
+
 def test_state_directory_is_the_default_log_dir(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STATE_DIRECTORY", "/var/lib/vault-companion")
     assert parse_config("").log.dir == Path("/var/lib/vault-companion")

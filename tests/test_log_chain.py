@@ -156,13 +156,113 @@ def test_serve_offers_keep_or_new_for_a_damaged_log_and_takes_the_answer(tmp_pat
         kept_phase = app.referee.state.phase
         app._take_input_line(1, b'{"type":"resume_choice","choice":"new"}\n')
         assert app.referee.resume_choice is None and app.referee.state.phase == "no_game"
-        assert app.log_path != p and (logs / (p.name + ".kept")).exists()
+        assert app.log_path != p
         app.table.post(json.loads(lines[0]))
         await app.table.drain()
-        await app.close()
+        await app.close()  # the old log is renamed on its closing thread, which close awaits
         return kept_phase, app
 
     kept_phase, app = asyncio.run(run())
+    assert (logs / (p.name + ".kept")).exists() and not p.exists()
     assert kept_phase != "no_game"  # until the answer, the game up to line 10 was kept
     assert (logs / (p.name + ".damaged")).exists()
     assert resume_state(app.log_path)[0].phase == "heist_hide"
+
+
+def strip_chain(line: str) -> str:
+    event = json.loads(line)
+    del event["chain"]
+    return json.dumps(event, separators=(",", ":"))
+
+
+def test_a_first_line_whose_chain_was_removed_is_damage_not_a_legacy_line(tmp_path, capsys):
+    p = tmp_path / "g.jsonl"
+    lines = write_game(p)
+    edited = json.loads(lines[0])
+    edited["players"] = 3  # edited, and its chain removed so nothing checks it
+    edited["names"] = [*edited["names"], "Eve"]
+    del edited["chain"]
+    lines[0] = json.dumps(edited, separators=(",", ":"))
+    p.write_text("\n".join(lines) + "\n")
+    contents = read_log(p)
+    assert contents.damaged_line == 1 and contents.events == []
+    assert "does not follow" in contents.damage
+    state, report = resume_state(p)
+    assert report.damaged_line == 1 and report.events == 0 and state.phase == "no_game"
+    assert report.choice()["keep"] == "keep the game up to line 0"
+    assert main(["replay", str(p)]) == 2
+    assert "line 1: damaged" in capsys.readouterr().err
+    original = p.read_bytes()
+    with GameLog(p) as log:  # opening keeps nothing of it and the original beside it
+        log.append(new_game(2))
+    assert (tmp_path / "g.jsonl.damaged").read_bytes() == original
+    after = read_log(p)
+    assert after.damaged_line is None and [e for _, e in after.events] == [new_game(2)]
+
+
+def test_any_unchained_line_before_a_chain_that_does_not_follow_is_the_damage(tmp_path):
+    """Lines without a chain, then a chained line that does not check from the start:
+    the damage is the first line without one, whichever was stripped."""
+    p = tmp_path / "g.jsonl"
+    lines = write_game(p)
+    lines[:3] = ["# a comment", *[strip_chain(x) for x in lines[:3]]]
+    p.write_text("\n".join(lines) + "\n")
+    contents = read_log(p)
+    assert contents.damaged_line == 2 and contents.events == []  # (line 1 is the comment)
+    assert contents.good_length == len("# a comment\n")
+
+
+def test_a_legacy_log_resumed_by_a_newer_companion_still_reads_whole(tmp_path):
+    """Written before checksums, then resumed: unchained lines, then lines chained from
+    the start of the chain. Editing its first chained line is damage, and the lines before
+    it cannot be vouched for either."""
+    p = tmp_path / "old.jsonl"
+    p.write_text("# an old game\n" + json.dumps(new_game(2)) + "\n")
+    with GameLog(p) as log:
+        log.append({"type": "heist_hide", "row": ROW5})
+        log.append({"type": "note", "text": "chained"})
+    contents = read_log(p)
+    assert contents.damaged_line is None and contents.chained and not contents.problems
+    assert [e["type"] for _, e in contents.events] == ["new_game", "heist_hide", "note"]
+    assert resume_state(p)[0].phase == "heist"
+    lines = p.read_text().splitlines()
+    lines[2] = lines[2].replace('"alarm"', '"dye_pack"', 1)
+    p.write_text("\n".join(lines) + "\n")
+    contents = read_log(p)
+    assert contents.damaged_line == 2 and contents.events == []
+
+
+def test_a_stripped_chain_on_the_last_line_of_two_is_damage_too(tmp_path):
+    """The first line stripped and the second the last line of the file, without its
+    newline: still damage, not a torn line."""
+    p = tmp_path / "g.jsonl"
+    lines = write_game(p)
+    p.write_text(strip_chain(lines[0]) + "\n" + lines[1])
+    contents = read_log(p)
+    assert contents.damaged_line == 1 and contents.events == [] and not contents.torn_tail
+
+
+def test_a_lazy_log_chains_lines_appended_before_it_read_the_file(tmp_path, monkeypatch):
+    """A log opened by its writer thread (no file-system call in the constructor):
+    lines appended before the writer read the file go on from its chain."""
+    import threading
+
+    p = tmp_path / "g.jsonl"
+    lines = write_game(p)
+    gate = threading.Event()
+    real_prepare = GameLog._prepare
+
+    def slow_prepare(self):
+        gate.wait(5)
+        real_prepare(self)
+
+    monkeypatch.setattr(GameLog, "_prepare", slow_prepare)
+    log = GameLog(p, lazy=True)
+    log.append({"type": "note", "text": "before the file was read"})
+    gate.set()
+    log.append({"type": "note", "text": "after"})
+    log.close()
+    contents = read_log(p)
+    assert contents.damaged_line is None and not contents.torn_tail
+    assert len(contents.events) == len(lines) + 2
+    assert contents.events[-2][1] == {"type": "note", "text": "before the file was read"}

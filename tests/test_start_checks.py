@@ -25,6 +25,8 @@ def write(tmp_path: Path, text: str) -> Path:
         ('[log]\ndir = "/dev/null/sub"\n', "log.dir"),
         ('[log]\ndir = "~nosuchuser-vault/logs"\n', "log.dir"),
         ('[log]\ndir = "a\\u0000b"\n', "log.dir"),
+        ('[camera]\nsource = "~nosuchuser-vault/x"\n', "camera.source"),
+        ('[camera]\nprofile = "~nosuchuser-vault/x"\n', "camera.profile"),
         ("x = " + "[" * 10_000 + "]" * 10_000 + "\n", "not a usable TOML file"),
     ],
 )

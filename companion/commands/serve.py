@@ -1,4 +1,11 @@
-"""`companion serve`: run the companion as the table's appliance (systemd runs this)."""
+"""`companion serve`: run the companion as the table's appliance (systemd runs this).
+
+Before anything is read or opened in the log folder, `serve` takes the folder's lock
+(companion.log_lock) and holds it until it ends: a second `serve` on the same folder
+says which process has it and exits with EX_TEMPFAIL (75), a failure systemd restarts
+(`Restart=on-failure`), so a service that found a hand-started `serve` in its way
+starts once that one stops. Not 78, which the unit never restarts.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ import sys
 from companion.config import Config, ConfigError, check_log_dir, load_config
 
 EX_CONFIG = 78  # sysexits EX_CONFIG: the unit does not restart on it
+EX_TEMPFAIL = 75  # sysexits EX_TEMPFAIL: the log folder is in use; try again later
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,6 +74,20 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"companion: {exc}", file=sys.stderr)
         return EX_CONFIG
+    from companion.log_lock import LogFolderInUse, lock_log_folder
+
+    try:
+        lock = lock_log_folder(config.log.dir)  # held until this process ends
+    except LogFolderInUse as exc:
+        print(f"companion: {exc}", file=sys.stderr)
+        return EX_TEMPFAIL
+    except OSError as exc:  # no lock to be had here (a full disk, no flock): go on
+        lock = None
+        print(
+            f"companion: warning: cannot lock the log folder {config.log.dir} "
+            f"({exc.strerror or exc}); nothing stops a second companion using it",
+            file=sys.stderr,
+        )
     from companion.vision.threads import limit_native_threads
 
     limit_native_threads(config.camera.threads)  # before numpy loads
@@ -79,3 +101,6 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        if lock is not None:
+            lock.release()

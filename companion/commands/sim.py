@@ -238,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if log:
                 log.close()
-                if log.rescue_path is not None and log.fault is not None:
+                if log.fault is not None:
                     print(f"sim: {log.fault.text}", file=sys.stderr)
             if speaker is not None:
                 speaker.close()  # type: ignore[attr-defined]
@@ -286,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
         for each in logs:
             if each:
                 each.close()
-                if each.rescue_path is not None and each.fault is not None:
+                if each.fault is not None:
                     print(f"sim: {each.fault.text}", file=sys.stderr)
         if speaker is not None:
             speaker.close()  # type: ignore[attr-defined]

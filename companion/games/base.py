@@ -29,7 +29,7 @@ __all__ = ["Output", "Result", "Rejected", "Rejection", "NOTE_TYPES", "run", "tr
            "boolean", "names_of"]
 
 # Log lines that never change a game (the loop records rejected input as `rejected`).
-NOTE_TYPES = frozenset({"rejected", "note"})
+NOTE_TYPES = frozenset({"rejected", "note", "clock"})
 
 # No count or number a table can enter is anywhere near this; bigger is garbage.
 MAX_WHOLE = 10**6
@@ -121,9 +121,8 @@ def run(state: S, event: Any, handlers: Mapping[str, Handler],
         if handler is None:
             raise Rejected(f"unknown event type {_short(kind)}", "unknown_event")
         new, outputs = handler(state, event)
-    except Rejected as exc:
-        text = str(exc).splitlines()[0] if str(exc) else "rejected"
-        return Result(state, Rejection(text, exc.code), ())  # type: ignore[arg-type]
+    except Rejected as exc:  # Rejection makes it one line, capped, never empty
+        return Result(state, Rejection(str(exc), exc.code), ())  # type: ignore[arg-type]
     new = replace(new, events_applied=state.events_applied + 1, prev=state,  # type: ignore
                   undo_depth=state.undo_depth + 1)  # type: ignore[attr-defined]
     return Result(bound_undo(new, undo_limit), None, tuple(outputs))

@@ -15,6 +15,18 @@ disconnect it reopens the port every ``reconnect_s`` and asks for everything aft
 last edge it delivered, so no accepted press is lost or delivered twice. No exception
 escapes to the caller: not from the thread, not from ``set_lamps``/``stop``.
 
+A gap is never waited on for ever. An edge the Pico numbered but that still has not
+come ``GIVE_UP_AFTER_TIMEOUTS`` reply timeouts after the gap was seen (RESEND asked
+again every reply timeout; 0.9 s at the default ``reply_timeout_s`` of 0.3 s, plus one
+read timeout, 20 ms) is given up: counted in ``stats.lost_edges``, reported in one line
+("pico: edge N never resent; counted lost, later presses judged without it"), and the
+edges held after it are delivered in order at once. "Numbered" is the Pico's own word:
+the link pings while a gap lasts and gives up only edges below the ``next`` of a PONG
+that came after the gap was seen; a held edge that arrived before that PONG and is
+numbered at or past its ``next`` was never numbered by the Pico (a corrupted line that
+passed the checksum) and is dropped, not delivered. (With a Pico that answers no PING
+for that long, the link gives up against the numbers it has seen.)
+
 Callbacks run on the link's reader thread: an asyncio loop should hand them over with
 ``loop.call_soon_threadsafe``.
 """
@@ -47,6 +59,10 @@ log = logging.getLogger(__name__)
 
 MAX_EDGE_JUMP = 4096  # edges the Pico may number between two of its reports (a PONG per 2 s)
 MAX_PENDING = 256  # edges held waiting for a gap to fill (the Pico's ring holds 64)
+# A gap in the edge numbers is given up after this many reply timeouts (RESEND is asked
+# again every reply timeout meanwhile): the bound on how long a press waits behind an
+# edge that never comes. 3 x the default reply_timeout_s (0.3 s) = 0.9 s.
+GIVE_UP_AFTER_TIMEOUTS = 3
 register_url_handlers()
 
 Callback = Callable[[int, int], Any]
@@ -78,6 +94,7 @@ class _Pending:
     level: str
     pico_us: int
     offset_ns: int | None = None  # fixed once known, for edges of an older boot
+    arrived: int = 0  # the number of the line it came in (the link counts lines)
 
 
 @dataclass
@@ -97,6 +114,14 @@ class _Session:
     samples: list[_Sample] = field(default_factory=list)
     last_ping: float = 0.0
     last_resend: float = 0.0
+    # The gap being waited on: since when (time.monotonic()) and at which edge number.
+    gap_since: float | None = None
+    gap_at: int = 0
+    # The Pico's own count from its latest PONG in this session, when it came
+    # (time.monotonic()) and in which line.
+    pong_next: int = 0
+    pong_at: float = 0.0
+    pong_line: int = 0
 
 
 class PicoLink:
@@ -159,6 +184,7 @@ class PicoLink:
         self._thread: threading.Thread | None = None
         self._session = _Session()
         self._open_failures = 0
+        self._lines = 0  # lines received, all sessions: the order things arrived in
 
     @classmethod
     def from_config(cls, config: Any, on_press: Callback, **options: Any) -> PicoLink:
@@ -317,13 +343,63 @@ class PicoLink:
                 else:
                     self._send_ping()
         else:
+            self._watch_gap(now)
             if s.ping is not None and now - s.ping.sent_mono > self.reply_timeout_s:
                 s.ping = None  # lost; the next interval sends a new one
-            if s.ping is None and now - s.last_ping > self.ping_interval_s:
+            if s.ping is None and (
+                now - s.last_ping > self.ping_interval_s
+                # While a gap lasts: the Pico's count, to know what it numbered.
+                or (s.gap_since is not None and s.pong_at <= s.gap_since
+                    and now - s.last_ping > self.reply_timeout_s)
+            ):
                 self._send_ping()
-            if self._pending and now - s.last_resend > self.reply_timeout_s:
+            if s.gap_since is not None and now - s.last_resend > self.reply_timeout_s:
                 self._request_resend()
             self._maybe_adopt_offset()
+
+    def _watch_gap(self, now: float) -> None:
+        """Note when the edge awaited went missing; give it up after the bound."""
+        s = self._session
+        if self.pico_next <= self.expected:  # (anything held raised pico_next past it)
+            s.gap_since = None  # nothing missing
+            return
+        if s.gap_since is None or s.gap_at != self.expected:
+            s.gap_since, s.gap_at = now, self.expected  # a new gap (or the old one moved)
+            return
+        if now - s.gap_since >= GIVE_UP_AFTER_TIMEOUTS * self.reply_timeout_s:
+            self._give_up_gap()
+
+    def _give_up_gap(self) -> None:
+        """The edges missing at `expected` did not come after RESEND for the bound:
+        count them lost and deliver what is held after them, in order."""
+        s = self._session
+        if s.gap_since is not None and s.pong_at > s.gap_since:  # the Pico's count is known
+            # Held edges from before that PONG, at or past its count: never numbered.
+            bogus = [n for n, e in self._pending.items()
+                     if n >= s.pong_next and e.arrived < s.pong_line]
+            for n in bogus:
+                del self._pending[n]
+            if bogus:
+                self.stats.bad_lines += len(bogus)
+                self._error(f"pico: held edge {min(bogus)} was never numbered by the Pico "
+                            f"(its count is {s.pong_next}); dropped"
+                            + (f" with {len(bogus) - 1} more" if len(bogus) > 1 else ""))
+            count = s.pong_next
+        else:
+            count = self.pico_next
+        # What is held now is real: numbered below the count, or sent after the PONG.
+        upto = min(self._pending) if self._pending else count
+        self.pico_next = max(count, self.expected, max(self._pending, default=0) + 1)
+        s.gap_since = None
+        if upto > self.expected:
+            first, last = self.expected, upto - 1
+            self.stats.lost_edges += last - first + 1
+            which = f"edge {first}" if first == last else f"edges {first}-{last}"
+            self._error(f"pico: {which} never resent; counted lost, later presses judged "
+                        "without it")
+            self.expected = upto
+            self._send_quietly("ACK", self.expected - 1)
+        self._deliver()
 
     def _on_hi(self, version: int, boot_id: int, seats: int, next_n: int, fw: str) -> None:
         s = self._session
@@ -391,12 +467,14 @@ class PicoLink:
                 self._send_hello()
                 return
             self.pico_next = max(self.pico_next, next_n)
+            s.pong_next, s.pong_at, s.pong_line = next_n, time.monotonic(), self._lines
             self._window.append(sample)
-            if next_n > self.expected and not self._pending:
+            if next_n > self.expected and not self._pending and s.gap_since is None:
                 self._error(f"pico: edges {self.expected}-{next_n - 1} never arrived;"
                             " asking again")
                 self.stats.gaps += 1
                 self._request_resend()
+                s.gap_since, s.gap_at = time.monotonic(), self.expected
 
     def _finish_sync(self) -> None:
         s = self._session
@@ -456,7 +534,7 @@ class PicoLink:
                         f"(next {self.pico_next}); skipped")
             return
         self.pico_next = max(self.pico_next, n + 1)
-        self._pending[n] = _Pending(seat, level, pico_us)
+        self._pending[n] = _Pending(seat, level, pico_us, arrived=self._lines)
         if n > self.expected and n - 1 not in self._pending:
             self.stats.gaps += 1
             self._error(f"pico: edge {n} arrived before edge {self.expected}; asking again")
@@ -529,6 +607,7 @@ class PicoLink:
     # --- dispatch ------------------------------------------------------------------------
 
     def _handle_line(self, line: bytes) -> None:
+        self._lines += 1
         try:
             msg, problem = parse_resync(line)
         except ProtocolError as exc:

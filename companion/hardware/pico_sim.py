@@ -5,7 +5,8 @@ LED, LOCKOUT; see hardware/pico/PROTOCOL.md) and keeps numbered edges in a ring 
 host can ask for them again. Tests and ``companion sim`` drive it through the
 :class:`SimPico` object that the URL names (``SimPico.create(name)`` or
 ``get_device(name)``): press and release buttons at chosen times, and inject faults:
-garbage bytes, a torn line, a corrupted or dropped line, an unplug/replug, a reboot.
+garbage bytes, a torn line, a corrupted or dropped line, an edge that never reaches
+the host however often it is asked for, an unplug/replug, a reboot.
 
 ``register_url_handlers()`` adds ``companion.hardware.urlhandler`` to pyserial's
 ``serial.protocol_handler_packages``, after which ``serial.serial_for_url("picosim://x")``
@@ -110,6 +111,9 @@ class SimPico:
         self.lockout_us = lockout_us
         self.led_mask = 0
         self.acked = 0
+        # Edges numbered but never sent, not even on RESEND (`withhold_next_edge`).
+        self.withheld: set[int] = set()
+        self._withhold_next = False
 
     # --- the Pico's clock ------------------------------------------------------------
 
@@ -140,7 +144,11 @@ class SimPico:
             n = self.next_n
             self.next_n += 1
             self.ring.append((n, seat, level, us))
-            self._send(encode("EDGE", n, seat, level, us))
+            if self._withhold_next:
+                self._withhold_next = False
+                self.withheld.add(n)
+            else:
+                self._send(encode("EDGE", n, seat, level, us))
             return n
 
     # --- faults --------------------------------------------------------------------------
@@ -161,6 +169,13 @@ class SimPico:
     def drop_next(self) -> None:
         """The next line never arrives (the host sees a gap in the edge numbers)."""
         self._faults.append("drop")
+
+    def withhold_next_edge(self) -> None:
+        """The next edge gets its number but never reaches the host, first time or on
+        any RESEND (a ring entry the firmware lost, or a line noise hits every time);
+        its number stays in the ring, so no LOST names it either."""
+        with self._lock:
+            self._withhold_next = True
 
     def unplug(self) -> None:
         """USB gone: the open port fails; opening fails until ``plug``. The Pico keeps
@@ -246,7 +261,7 @@ class SimPico:
             if first < oldest:
                 self._send(encode("LOST", first, oldest - 1))
             for n, seat, level, us in list(self.ring):
-                if n >= first:
+                if n >= first and n not in self.withheld:
                     self._send(encode("EDGE", n, seat, level, us))
         elif kind == "LED":
             self.led_mask = args[0] & ((1 << self.seats) - 1)

@@ -36,7 +36,9 @@ STAGE_NAMES = {
 }
 
 # Event types recorded in logs that never change the game (the loop writes a rejected
-# input as a `rejected` note so the log keeps everything the table did).
+# input as a `rejected` note so the log keeps everything the table did). A `clock` note
+# (the box resumed the log in another boot) changes no score, no phase and no seat; it
+# only tells the race that Go!'s stamp can no longer be compared (`_clock_changed`).
 NOTE_TYPES = frozenset({"rejected", "note", "clock"})
 
 
@@ -72,12 +74,17 @@ class Rejection(str):
     `not_an_object`, `no_type`, `unknown_event`, `nothing_to_undo`, `missing_field`,
     `bad_value`, `wrong_phase`, `false_start`, `too_late`, `arrest_too_early`,
     `hostage_set_aside`, `stage_out_of_order`, `bank_empty`, `one_bang_per_stage`,
-    `internal_error` (the referee's), `rejected` (any other rule)."""
+    `internal_error` (the referee's), `rejected` (any other rule).
+
+    Every rejection is capped where it is made: one printable line of at most
+    `companion.events.MAX_REASON_CHARS` characters (`companion.events.clip`), never
+    empty (an empty reason would read as "accepted" to every caller that tests
+    `if result.rejection`), whatever a handler put into its text."""
 
     code: str
 
     def __new__(cls, text: str, code: str = "rejected") -> Rejection:
-        obj = super().__new__(cls, text)
+        obj = super().__new__(cls, clip(str(text)) or "rejected")
         obj.code = code
         return obj
 
@@ -147,6 +154,12 @@ def bound_undo(state: _S, undo_limit: int | None) -> _S:
 # --------------------------------------------------------------------------- fields
 
 
+def _short(value: Any) -> str:
+    """A value from the event, shown in a reason: its repr, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _field(event: Mapping[str, Any], key: str) -> Any:
     if key not in event:
         raise Rejected(f"{event.get('type')}: missing field '{key}'", "missing_field")
@@ -156,7 +169,7 @@ def _field(event: Mapping[str, Any], key: str) -> Any:
 def _int(event: Mapping[str, Any], key: str, lo: int | None = None, hi: int | None = None) -> int:
     value = _field(event, key)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise Rejected(f"{event['type']}: '{key}' must be a whole number, got {value!r}",
+        raise Rejected(f"{event['type']}: '{key}' must be a whole number, got {_short(value)}",
                        "bad_value")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         span = f"{lo}..{hi}" if hi is not None else f">= {lo}"
@@ -240,7 +253,7 @@ def _new_game(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[
         raise Rejected("new_game: a game is already under way in this log (start a new log)")
     game = _field(ev, "game")
     if game != d.GAME_ID:
-        raise Rejected(f"new_game: unknown game {game!r} (this referee plays {d.GAME_ID!r})")
+        raise Rejected(f"new_game: unknown game {_short(game)} (this referee plays {d.GAME_ID!r})")
     players = _int(ev, "players", 2, 4)
     setup = d.SETUPS[players]
     names = _field(ev, "names")
@@ -251,7 +264,7 @@ def _new_game(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[
     ):
         raise Rejected(
             f"new_game: 'names' must list {setup.seats} non-empty names for {players} players"
-            f"{' (2 teams)' if players == 4 else ''}, got {names!r}"
+            f"{' (2 teams)' if players == 4 else ''}, got {_short(names)}"
         )
     first_cop = _int({**ev, "first_cop": ev.get("first_cop", 0)}, "first_cop", 0, setup.seats - 1)
     seats = tuple(Seat(name=n.strip(), cars=d.CARS_PER_SEAT) for n in names)
@@ -279,7 +292,7 @@ def _heist_hide(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, lis
     if got != want:
         spec = ", ".join(f"{n} {f}" for f, n in want.items())
         raise Rejected(
-            f"heist_hide: the row must hold {sum(want.values())} dice ({spec}), got {row!r}"
+            f"heist_hide: the row must hold {sum(want.values())} dice ({spec}), got {_short(row)}"
         )
     assert state.turn is not None
     robbers = state.robbers()
@@ -586,6 +599,20 @@ def _buzz_outside_race(state: GameState, ev: Mapping[str, Any]) -> None:
                        "false_start")
 
 
+def _clock_changed(state: GameState, ev: Mapping[str, Any]) -> GameState:
+    """A `clock` note: the stamps after it are of the note's epoch. A race on since a Go!
+    of another epoch (another boot, or unknown: an old log's live stamps carry no
+    `clock`, like a script's own) goes on as after a reboot: Go!'s stamp is let go, so
+    no later press, of any epoch, is compared with it. Anything else: unchanged."""
+    turn = state.turn
+    if state.phase != ASSAULT or turn is None or turn.go_ns is None:
+        return state
+    clock = ev.get("clock")
+    if isinstance(clock, str) and clock == turn.go_clock:
+        return state  # the same epoch as Go!: its stamps still compare
+    return replace(state, turn=replace(turn, go_ns=None, go_clock=None))
+
+
 def _buzz_after_go(state: GameState, turn: Turn, seat: int, ev: Mapping[str, Any]) -> None:
     """Reject a press stamped before Go! but delivered after it: the edge's time decides."""
     ts = ev.get("ts_ns")
@@ -816,20 +843,18 @@ def apply(state: GameState, event: Any, undo_limit: int | None = None) -> Result
         if problem is not None:
             raise Rejected(*problem)
         kind = event["type"]
-        if kind in NOTE_TYPES:
-            return Result(state, None, ())
+        if kind in NOTE_TYPES:  # no event of the game: not counted, not undone
+            return Result(_clock_changed(state, event) if kind == "clock" else state, None, ())
         if kind == "undo":
             if state.prev is None:
                 raise Rejected("undo: nothing to undo", "nothing_to_undo")
             return Result(state.prev, None, (Output("announce", "undo", "Undone"),))
         handler = HANDLERS.get(kind)
         if handler is None:
-            raise Rejected(f"unknown event type {kind!r}", "unknown_event")
+            raise Rejected(f"unknown event type {_short(kind)}", "unknown_event")
         new, outputs = handler(state, event)
     except Rejected as exc:
-        # One printable line, capped, never empty: an empty reason would read as
-        # "accepted" to every caller that tests `if result.rejection`.
-        rejection = Rejection(clip(str(exc)) or "rejected", exc.code)
+        rejection = Rejection(str(exc), exc.code)  # one line, capped, never empty
         flash: tuple[Output, ...] = ()
         if rejection.code == "false_start":
             flash = (Output("flash", "false_start", rejection),)

@@ -240,3 +240,24 @@ def test_a_big_score_choice_is_logged_whole_but_shown_without_what(tmp_path):
         ref.submit({"type": "choose", "seat": 0, "flee": True})
     assert ref.recent_events[-1] == '{"type":"choose","seat":0}'
     assert unchained(path.read_text().splitlines()[-1])["flee"] is True
+
+
+@pytest.mark.parametrize("game_id", sorted(SCRIPT_OF))
+def test_a_log_resumed_in_another_boot_keeps_every_game_whole(tmp_path, game_id):
+    """serve appends a `clock` note when it resumes a log in another boot: every game
+    takes it as a note (no problem reported on the next resume, the same game)."""
+    events = events_of(game_id)
+    half = len(events) // 2
+    path = tmp_path / "game.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events[:half]))
+    note = {"type": "clock", "clock": "boot:bbbbbbbbbbbb", "wall_ns": 1}
+    with path.open("a") as fh:
+        for ev in [note, *events[half:]]:
+            fh.write(json.dumps(ev) + "\n")
+    state, report = resume_state(path)
+    assert report.problems == [] and report.events == len(events) + 1
+    rules = game(game_id)
+    plain = rules.new_state()
+    for ev in events:
+        plain = rules.apply(plain, ev).state
+    assert rules.summary(state) == rules.summary(plain)

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from companion.hardware.pico_link import PicoLink
+from companion.hardware.pico_link import GIVE_UP_AFTER_TIMEOUTS, PicoLink
+from companion.hardware.pico_protocol import encode
 from companion.hardware.pico_sim import SimPico, forget_devices
 
 
@@ -161,6 +162,66 @@ def test_a_lost_last_edge_is_found_by_the_ping(table) -> None:
     assert wait_until(lambda: len(rec.presses) == 1)
     assert rec.presses[0][0] == 2
     assert any("never arrived" in e for e in rec.errors)
+
+
+GIVE_UP_S = GIVE_UP_AFTER_TIMEOUTS * 0.1  # the fixture's reply_timeout_s
+
+
+def test_an_edge_never_resent_is_given_up_and_later_presses_delivered(table) -> None:
+    dev, link, rec = table()
+    dev.press(0)
+    assert wait_until(lambda: len(rec.presses) == 1)
+    dev.withhold_next_edge()
+    lost = dev.press(1)  # numbered, never sent, never resent
+    start = time.monotonic()
+    dev.press(2)
+    dev.press(3)
+    assert wait_until(lambda: len(rec.presses) == 3, timeout=GIVE_UP_S + 5), rec.errors
+    waited = time.monotonic() - start
+    assert [s for s, _ in rec.presses] == [0, 2, 3]  # in order, without the lost one
+    assert waited < GIVE_UP_S + 1.0, waited  # the bound, with room for a busy machine
+    assert link.stats.lost_edges == 1
+    said = f"pico: edge {lost} never resent; counted lost, later presses judged without it"
+    assert said in rec.errors
+    assert link.stats.resend_requests >= GIVE_UP_AFTER_TIMEOUTS  # it did ask again
+    dev.release(1)  # the lost press's button comes up, and is pressed again:
+    assert dev.press(1) is not None  # the link goes on as before, no gap, no wait
+    assert wait_until(lambda: len(rec.presses) == 4, timeout=1)
+    assert rec.presses[3][0] == 1 and rec.releases == [(1, rec.releases[0][1])]
+    assert link.expected == dev.next_n and not link._pending
+
+
+def test_a_lost_last_edge_never_resent_is_given_up_too(table) -> None:
+    dev, link, rec = table()
+    dev.withhold_next_edge()
+    lost = dev.press(2)  # nothing follows it: the PONG's count shows the gap
+    said = f"pico: edge {lost} never resent; counted lost, later presses judged without it"
+    assert wait_until(lambda: said in rec.errors, timeout=GIVE_UP_S + 5), rec.errors
+    asked = sum("never arrived" in e for e in rec.errors)
+    assert asked == 1  # said once, not at every PONG
+    dev.press(0)
+    assert wait_until(lambda: len(rec.presses) == 1, timeout=1)
+    assert rec.presses[0][0] == 0 and link.stats.lost_edges == 1
+    time.sleep(3 * GIVE_UP_S)
+    assert sum("never arrived" in e for e in rec.errors) == asked
+
+
+def test_a_held_edge_the_pico_never_numbered_is_dropped_not_delivered(table) -> None:
+    """A well-formed edge line past the Pico's count (noise that passed the checksum)
+    opens a gap that nothing fills: the Pico's PONG shows it never numbered it."""
+    dev, link, rec = table()
+    dev.press(0)  # edge 1
+    assert wait_until(lambda: len(rec.presses) == 1)
+    dev.send_garbage(encode("EDGE", dev.next_n + 2, 1, "D", dev.pico_us()))
+    assert wait_until(lambda: any("never numbered" in e for e in rec.errors),
+                      timeout=GIVE_UP_S + 5), rec.errors
+    assert link.stats.lost_edges == 0  # nothing the Pico numbered was lost
+    for seat in (1, 2, 3):  # edges 2, 3, 4: the real edge 4 is seat 3's
+        dev.press(seat)
+    assert wait_until(lambda: len(rec.presses) == 4, timeout=2), rec.errors
+    time.sleep(0.1)
+    assert [s for s, _ in rec.presses] == [0, 1, 2, 3]
+    assert link.stats.lost_edges == 0
 
 
 def test_disconnect_and_reconnect_lose_and_repeat_nothing(table) -> None:

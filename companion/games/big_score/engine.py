@@ -138,8 +138,10 @@ def _new_game(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreStat
         a = {"type": "new_game", **a}
         unknown = set(a) - {"type", "expert", *d.ACT1_FIELDS}
         if unknown:
+            # The key is the player's text: shown short, with the fields it may name.
             raise Rejected(f"new_game: act1 of seat {seat} has unknown field "
-                           f"{sorted(unknown)[0]!r}")
+                           f"{base._short(min(unknown, key=str))} (known: expert, "
+                           f"{', '.join(d.ACT1_FIELDS)})")
         counts = {f: base.whole(a, f, 0, 100_000 if f == "cash" else 100, default=0)
                   for f in d.ACT1_FIELDS}
         expert = a.get("expert")

@@ -136,7 +136,8 @@ def _new_game(state: AbstractState, ev: Mapping[str, Any]) -> tuple[AbstractStat
         raise Rejected("new_game: a game is already under way in this log (start a new log)")
     game = base.field(ev, "game")
     if game != d.GAME_ID:
-        raise Rejected(f"new_game: unknown game {game!r} (this referee plays {d.GAME_ID!r})")
+        raise Rejected(f"new_game: unknown game {base._short(game)} (this referee plays "
+                       f"{d.GAME_ID!r})")
     base.whole(ev, "players", d.PLAYERS, d.PLAYERS)
     names = base.names_of(ev, d.PLAYERS)
     new = AbstractState(phase=PLAYING, names=names, pawns=start_position())
