@@ -383,7 +383,9 @@ class Appliance:
         elif cfg.display.type == "terminal":
             from companion.display.terminal import TerminalDisplay
 
-            self.builder.display(TerminalDisplay(clear=sys.stdout.isatty()))
+            # at most 20 drawings a second: a burst of events from the page is not a
+            # drawing each
+            self.builder.display(TerminalDisplay(clear=sys.stdout.isatty(), min_interval=0.05))
 
     def _start_pico(self) -> None:
         """The Pico's serial link feeding the buttons, when enabled."""

@@ -10,9 +10,11 @@ until the next command.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import textwrap
+import time
 from collections import deque
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -97,11 +99,21 @@ def render_view(
 
 class TerminalDisplay:
     """Redraws the whole screen on every change (interactive sim). As a referee
-    listener (`on_event`) it keeps the log pane: every event, rejections too."""
+    listener (`on_event`) it keeps the log pane: every event, rejections too.
 
-    def __init__(self, out: TextIO | None = None, clear: bool = True) -> None:
+    `min_interval` (seconds) draws at most that often while an event loop runs: a
+    change sooner than that after the last drawing is drawn once, that long after it,
+    with whatever is newest then (`serve` under a burst of events from the page draws
+    the screen some 20 times a second, not once per event). 0: every change at once."""
+
+    def __init__(
+        self, out: TextIO | None = None, clear: bool = True, min_interval: float = 0.0
+    ) -> None:
         self.out = out
         self.clear = clear
+        self.min_interval = min_interval
+        self._drawn_at = float("-inf")
+        self._draw_due = False
         self.prompt = ""
         self.help: list[str] | None = None  # shown instead of the panes until cleared
         self.log: deque[str] | None = None
@@ -122,6 +134,29 @@ class TerminalDisplay:
 
     def show(self, view: View) -> None:
         self._view = view
+        if self.min_interval > 0:
+            if self._draw_due:
+                return  # drawn soon, with the newest view
+            wait = self._drawn_at + self.min_interval - time.monotonic()
+            if wait > 0:
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:
+                    pass  # no loop to draw later: draw now
+                else:
+                    self._draw_due = True
+                    loop.call_later(wait, self._draw_later)
+                    return
+            self._drawn_at = time.monotonic()
+        self._draw(view)
+
+    def _draw_later(self) -> None:
+        self._draw_due = False
+        if self._view is not None:
+            self._drawn_at = time.monotonic()
+            self._draw(self._view)
+
+    def _draw(self, view: View) -> None:
         text = render_view(view, self.prompt, self.log, self.help)
         if text == self._last:
             return

@@ -21,15 +21,34 @@ Events from the page go through the TableLoop's queue like the buttons' and --in
 so events from two phones are applied one at a time, each once, in one order. POSTs
 must carry the header ``X-Vault-Companion: 1`` and, when the browser sends one, an
 Origin of this host: a page on another site cannot send either.
+
+An event is answered 200 only once its log line is on disk (fsync'd); when the disk
+does not say so within DURABLE_SECONDS the answer is 202, accepted but not yet durable,
+with the log's fault in one line (the line is held and written when the disk lets it).
+The verdict is shown on the table when judged, not after the disk.
+
+Everything a stranger on the network can make the page hold is bounded: at most
+MAX_CONNECTIONS open connections (at the limit the oldest idle one is closed to make
+room, so the page stays reachable), a request's headers within KEEPALIVE_SECONDS of
+connecting or of the last answer, its body within BODY_SECONDS; each WebSocket has one
+sender holding only the latest message of each kind (a page that reads slowly is sent
+the latest state, not every one), and one whose send is blocked for WS_SEND_SECONDS or
+whose unsent bytes pass WS_BUFFER_BYTES is closed. A malformed request is at most one
+line in the journal, never a traceback, and such lines are rate-limited (Journal).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
+import logging
 import math
+import sys
+import termios
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,7 +61,7 @@ from companion.games import registry
 from companion.loop import TableLoop, View
 from companion.rules.engine import EVENT_TYPES, NOTE_TYPES
 from companion.web.moves import legal_moves
-from companion.web.pairing import Pairing
+from companion.web.pairing import Attempt, Pairing
 from companion.web.view import (
     History,
     earlier_game,
@@ -56,9 +75,28 @@ STATIC = Path(__file__).parent / "static"
 COOKIE = "vc_session"
 CSRF_HEADER = "X-Vault-Companion"
 MAX_BODY = 8 * 1024
-SUBMIT_TIMEOUT = 5.0
+SUBMIT_TIMEOUT = 5.0  # the referee judges an event within this, or 503
+DURABLE_SECONDS = 2.0  # an accepted event's line on disk within this, or 202
 MAX_SOCKETS = 64
+# Open TCP connections at most (WebSockets among them), far below the service's file
+# limit (systemd/companion.service LimitNOFILE): at the limit the oldest idle one is
+# closed to make room for a new one (a new one is refused only when every one is busy).
+MAX_CONNECTIONS = 256
+KEEPALIVE_SECONDS = 10.0  # a request's headers within this of connecting or the last answer
+BODY_SECONDS = 5.0  # a request's body within this of its headers, or 408 and closed
+LINGER_SECONDS = 2.0  # an unread body is drained this long after the answer at most
+MAX_LINE = 8190  # bytes in the request line and in one header
+MAX_HEADERS = 64
+WS_SEND_SECONDS = 5.0  # a WebSocket whose send is blocked this long is closed
+WS_BUFFER_BYTES = 512 * 1024  # ...and one with more than this waiting to be sent
+JOURNAL_SECONDS = 1.0  # one journal line of a kind this often at most
+STOP_SECONDS = 3.0  # requests in progress when the page stops are given this long
 LOG_PATTERN = "game-*.jsonl"
+GAMES_RECHECK_SECONDS = 2.0  # earlier games re-listed this often at most (or on a change)
+# The state (for answers and the WebSockets) is made again this often at most: at once
+# when the last one is older, else when this has passed since it (a burst of events is
+# answered with one state made after all of them, not one state per event).
+STATE_SECONDS = 0.01
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -77,6 +115,231 @@ def _error(status: int, text: str, **extra: Any) -> web.Response:
                              status=status)
 
 
+ACCEPTED = {"accepted": True}
+ACCEPTED_HEAD = json.dumps(ACCEPTED)[:-1]
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Journal:
+    """The page's own lines for the journal (stderr, as `serve` prints its others), at
+    most one of each kind every `interval` seconds: those held back meanwhile are
+    counted in the next one of that kind, or, when none comes, in a line of their own
+    once the interval is over (when an event loop runs). `lines` keeps the last ones
+    written."""
+
+    def __init__(
+        self, interval: float = JOURNAL_SECONDS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.interval = interval
+        self.clock = clock
+        self.lines: deque[str] = deque(maxlen=100)
+        self.held: dict[str, int] = {}
+        self._last: dict[str, float] = {}
+        self._last_text: dict[str, str] = {}
+        self._flushing: set[str] = set()
+
+    def note(self, kind: str, text: str) -> bool:
+        """Write one line (True), or count it as held back (False)."""
+        now = self.clock()
+        last = self._last.get(kind)
+        self._last_text[kind] = text
+        if last is not None and now - last < self.interval:
+            self.held[kind] = self.held.get(kind, 0) + 1
+            self._flush_later(kind, last + self.interval - now)
+            return False
+        self._last[kind] = now
+        held = self.held.pop(kind, 0)
+        self._write(_one_line(text) + (f" ({held} more like it held back)" if held else ""))
+        return True
+
+    def _write(self, text: str) -> None:
+        line = f"companion: page: {text}"
+        self.lines.append(line)
+        with contextlib.suppress(Exception):  # a closed stderr never stops the page
+            print(line, file=sys.stderr, flush=True)
+
+    def _flush_later(self, kind: str, delay: float) -> None:
+        if kind in self._flushing:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: the count waits for the next line of its kind
+        self._flushing.add(kind)
+        loop.call_later(max(delay, 0.0), self._flush, kind)
+
+    def _flush(self, kind: str) -> None:
+        self._flushing.discard(kind)
+        held = self.held.pop(kind, 0)
+        if held:
+            self._last[kind] = self.clock()
+            text = _one_line(self._last_text.get(kind, ""), 160)
+            self._write(f"{held} more like it held back, the last: {text}")
+
+
+class _RequestLog:
+    """Stands in for aiohttp's `aiohttp.server` logger in the page's request handlers:
+    what they would log with a traceback (a malformed request line, an oversized
+    header, garbage bytes) becomes one rate-limited journal line, without the
+    traceback; their debug lines are dropped. Nothing global is changed."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    def isEnabledFor(self, level: int) -> bool:  # noqa: N802 (logging's name)
+        return level >= logging.WARNING
+
+    def debug(self, *args: Any, **kw: Any) -> None:
+        pass
+
+    info = debug
+
+    def warning(self, msg: object, *args: Any, exc_info: Any = None, **kw: Any) -> None:
+        try:
+            text = str(msg) % args if args else str(msg)
+        except (TypeError, ValueError):
+            text = str(msg)
+        if isinstance(exc_info, BaseException):
+            text += f": {type(exc_info).__name__}: {_one_line(str(exc_info), 120)}"
+        self.journal.note("request", text)
+
+    error = warning
+    critical = warning
+
+    def exception(self, msg: object, *args: Any, exc_info: Any = True, **kw: Any) -> None:
+        self.warning(msg, *args, exc_info=exc_info)
+
+    def log(self, level: int, msg: object, *args: Any, **kw: Any) -> None:
+        if level >= logging.WARNING:
+            self.warning(msg, *args, **kw)
+
+
+class Connections:
+    """The page's open TCP connections (aiohttp request handlers), oldest first, at
+    most `cap`: a new one past it closes the oldest idle one, or, when every one is
+    busy with a request or is a WebSocket, is itself closed. Idle, in the order they
+    are closed: one that has not yet sent a whole request (silent, or sending its
+    headers slowly; not one whose bytes wait to be read), then one that does not read
+    its answers, then one waiting for its next request (keep-alive) or sending a body.
+    Installed on the aiohttp Server of a runner."""
+
+    def __init__(self, server: web.Server, cap: int, journal: Journal) -> None:
+        self.cap = cap
+        self.journal = journal
+        self.open: dict[Any, asyncio.Transport] = {}
+        self.busy: set[Any] = set()
+        self.evicted = 0  # idle ones closed to make room
+        self.refused = 0  # new ones closed: every one was busy
+        self._made = server.connection_made
+        self._lost = server.connection_lost
+        server.connection_made = self.made  # type: ignore[method-assign]
+        server.connection_lost = self.lost  # type: ignore[method-assign]
+
+    def made(self, handler: Any, transport: asyncio.Transport) -> None:
+        self._made(handler, transport)
+        self.open[handler] = transport
+        if len(self.open) <= self.cap:
+            return
+        victim = self._idlest(handler)
+        if victim is None:
+            self.refused += 1
+            self.drop(handler)
+            self.journal.note("connections", f"{self.cap} connections open, every one "
+                              "busy: a new one refused")
+        else:
+            self.evicted += 1
+            self.drop(victim)
+            self.journal.note("connections", f"{self.cap} connections open (the most): "
+                              "the oldest idle one closed to make room")
+
+    def _idlest(self, new: Any) -> Any:
+        """The connection to close to make room for `new` (None: every one is busy)."""
+        not_reading = kept_alive = None
+        for handler, transport in self.open.items():
+            if handler is new or handler in self.busy or getattr(handler, "_upgraded", False):
+                continue
+            if not getattr(handler, "_request_count", 0):
+                if _unread(transport) > 0:
+                    continue  # its request has arrived, not yet read: it is about to speak
+                return handler  # not one whole request yet: the oldest such goes first
+            if not_reading is None and _unsent(transport) > 0:
+                not_reading = handler
+            elif kept_alive is None and not getattr(handler, "_messages", None):
+                kept_alive = handler  # (one with a request read is about to be handled)
+        return not_reading if not_reading is not None else kept_alive
+
+    def lost(self, handler: Any, exc: BaseException | None = None) -> None:
+        self.open.pop(handler, None)
+        self.busy.discard(handler)
+        self._lost(handler, exc)
+
+    def drop(self, handler: Any) -> None:
+        """Close a connection now, whatever it has not yet sent."""
+        transport = self.open.pop(handler, None)
+        self.busy.discard(handler)
+        if transport is not None:
+            transport.abort()
+        with contextlib.suppress(Exception):
+            handler.force_close()
+
+    def working(self, handler: Any) -> None:
+        if handler in self.open:
+            self.busy.add(handler)
+
+    def waiting(self, handler: Any) -> None:
+        self.busy.discard(handler)
+
+
+def _unread(transport: asyncio.Transport) -> int:
+    """Bytes a connection has sent that the page has not yet read (FIONREAD)."""
+    try:
+        sock = transport.get_extra_info("socket")
+        buf = fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0")
+    except (AttributeError, OSError, ValueError):
+        return 0
+    return int.from_bytes(buf, sys.byteorder)
+
+
+def _unsent(transport: asyncio.Transport | None) -> int:
+    """Bytes written to a connection that it has not yet taken (0 when closing)."""
+    if transport is None or transport.is_closing():
+        return 0
+    try:
+        return transport.get_write_buffer_size()
+    except (AttributeError, RuntimeError):
+        return 0
+
+
+class _Peer:
+    """One open page's WebSocket: the latest message of each kind not yet sent (a
+    newer one replaces it), and the one task that sends them, in turn."""
+
+    __slots__ = ("ws", "token", "transport", "remote", "pending", "wake", "me", "task",
+                 "closed")
+
+    def __init__(self, ws: web.WebSocketResponse, request: web.Request) -> None:
+        self.ws = ws
+        self.token = request.cookies.get(COOKIE)
+        self.transport = request.transport
+        self.remote = request.remote or "?"
+        self.pending: dict[str, str] = {}
+        self.wake = asyncio.Event()
+        self.me = ""
+        self.task: asyncio.Task[None] | None = None
+        self.closed = False
+
+    def offer(self, kind: str, text: str) -> None:
+        self.pending[kind] = text
+        self.wake.set()
+
+    def unsent_bytes(self) -> int:
+        return _unsent(self.transport)
+
+
 class PageServer:
     """The page for one TableLoop. Start it on the loop that runs the table."""
 
@@ -90,8 +353,23 @@ class PageServer:
         host: str = "127.0.0.1",
         port: int = 8080,
         window_timer: Any = None,
+        max_connections: int = MAX_CONNECTIONS,
+        durable_seconds: float = DURABLE_SECONDS,
+        body_seconds: float = BODY_SECONDS,
+        keepalive_seconds: float = KEEPALIVE_SECONDS,
+        ws_send_seconds: float = WS_SEND_SECONDS,
+        ws_buffer_bytes: int = WS_BUFFER_BYTES,
+        journal: Journal | None = None,
     ) -> None:
         self.table = table
+        self.max_connections = max_connections
+        self.durable_seconds = durable_seconds
+        self.body_seconds = body_seconds
+        self.keepalive_seconds = keepalive_seconds
+        self.ws_send_seconds = ws_send_seconds
+        self.ws_buffer_bytes = ws_buffer_bytes
+        self.journal = journal or Journal()
+        self.connections: Connections | None = None  # once started (start())
         # The timed window's timer (companion.window_timer), for the seconds left;
         # None: no timer closes the windows (no seconds shown).
         self.window_timer = window_timer
@@ -107,17 +385,22 @@ class PageServer:
         # The table's answer to a damaged log ("keep" or "new"), given by the appliance
         # (Appliance.choose_resume); the offer itself is Referee.resume_choice.
         self.on_resume_choice: Callable[[str], str] | None = None
-        self.sockets: set[web.WebSocketResponse] = set()
-        self._socket_token: dict[web.WebSocketResponse, str | None] = {}
-        self._socket_me: dict[web.WebSocketResponse, str] = {}
+        self.peers: dict[web.WebSocketResponse, _Peer] = {}
+        self.ws_closed = 0  # WebSockets closed for not reading what they are sent
         self._runner: web.AppRunner | None = None
         self._scheduled = False
+        self._last_push = 0.0
         self._last_state_key: Any = None
+        self._state_made = 0.0  # time.monotonic() the state was last made
+        self._state_waiter: asyncio.Future[str] | None = None
         self._last_me_key: Any = None
         self._last_state_json = ""
         self._last_led_json = ""
+        self._fields_of = ""
+        self._fields = ""
+        self._accepted_body: tuple[str, bytes] = ("", b"")
         self._games_cache: dict[Path, tuple[tuple[float, int], dict[str, Any] | None]] = {}
-        self._send_tasks: set[asyncio.Task[Any]] = set()
+        self._games_listed: tuple[Any, float, list[dict[str, Any]]] | None = None
         self._log_path = getattr(self.referee.log, "path", None)
         self._seed_history()
         self.referee.listeners.append(self._on_result)
@@ -148,54 +431,116 @@ class PageServer:
             self.claims.clear()  # a new game: every device says again who it is
         self.history.add(event, result)
 
+    @property
+    def sockets(self) -> set[web.WebSocketResponse]:
+        """The open pages' WebSockets."""
+        return set(self.peers)
+
     def show(self, view: View) -> None:
         """Called by the referee on every change and tick: push what changed."""
-        if self._scheduled or not self.sockets:
+        if self._scheduled or not self.peers:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
         self._scheduled = True
-        loop.call_soon(self._push)
+        wait = self._last_push + STATE_SECONDS - time.monotonic()
+        if wait > 0:
+            loop.call_later(wait, self._push)
+        else:
+            loop.call_soon(self._push)
 
     def _push(self) -> None:
         self._scheduled = False
+        self._last_push = time.monotonic()
         state_json = self.state_json()
         led_json = self.led_json()
-        messages = []
+        messages: list[tuple[str, str]] = []
         if state_json != self._last_state_json:
             self._last_state_json = state_json
-            messages.append(state_json)
+            messages.append(("state", state_json))
         if led_json != self._last_led_json:
             self._last_led_json = led_json
-            messages.append(led_json)
+            messages.append(("led", led_json))
         # Who each device is changes only with the game, a claim or the paired devices.
         me_key = (id(self.referee.state), dict(self.claims), frozenset(self.pairing.sessions))
         check_me = me_key != self._last_me_key
         self._last_me_key = me_key
-        for ws in list(self.sockets):
-            texts = list(messages)
-            me = self.me_json(self._socket_token.get(ws)) if check_me else None
-            if me is not None and me != self._socket_me.get(ws):
-                self._socket_me[ws] = me
-                texts.append(me)
-            for text in texts:
-                task = asyncio.ensure_future(self._send(ws, text))
-                self._send_tasks.add(task)
-                task.add_done_callback(self._send_tasks.discard)
+        for peer in list(self.peers.values()):
+            if peer.closed:
+                continue
+            if peer.unsent_bytes() > self.ws_buffer_bytes:
+                self._close_peer(peer, f"over {self.ws_buffer_bytes} bytes unsent")
+                continue
+            for kind, text in messages:
+                peer.offer(kind, text)
+            if check_me:
+                me = self.me_json(peer.token)
+                if me != peer.me:
+                    peer.me = me
+                    peer.offer("me", me)
 
-    async def _send(self, ws: web.WebSocketResponse, text: str) -> None:
+    async def _sender(self, peer: _Peer) -> None:
+        """Send a page the latest message of each kind, one at a time; close it when a
+        send is blocked for ws_send_seconds or its unsent bytes pass the cap."""
+        ws = peer.ws
         try:
-            await ws.send_str(text)
+            while not peer.closed:
+                await peer.wake.wait()
+                peer.wake.clear()
+                while peer.pending and not peer.closed:
+                    kind = next(iter(peer.pending))
+                    text = peer.pending.pop(kind)
+                    if peer.unsent_bytes() > self.ws_buffer_bytes:
+                        self._close_peer(peer, f"over {self.ws_buffer_bytes} bytes unsent")
+                        return
+                    try:
+                        async with asyncio.timeout(self.ws_send_seconds):
+                            await ws.send_str(text)
+                    except TimeoutError:
+                        self._close_peer(peer, f"a send blocked for {self.ws_send_seconds:g} s")
+                        return
         except (ConnectionError, RuntimeError):
-            self.sockets.discard(ws)
+            peer.closed = True
+
+    def _close_peer(self, peer: _Peer, reason: str) -> None:
+        """Close a page that does not read what it is sent: at once, whatever is unsent
+        (a polite close would wait for it to read), with one journal line."""
+        if peer.closed:
+            return
+        peer.closed = True
+        self.ws_closed += 1
+        self.journal.note("websocket", f"closed the WebSocket of {peer.remote}: it does "
+                          f"not read what it is sent ({reason})")
+        if peer.transport is not None:
+            peer.transport.abort()
+        if peer.task is not None and peer.task is not asyncio.current_task():
+            peer.task.cancel()
 
     # ---- payloads
     def games(self) -> list[dict[str, Any]]:
-        if self.log_dir is None or not self.log_dir.is_dir():
+        """The earlier games in the log folder, newest first (20 at most). Listed again
+        when the folder or the current log changes, or GAMES_RECHECK_SECONDS after the
+        last listing, not for every state sent."""
+        if self.log_dir is None:
             return []
         current = getattr(self.referee.log, "path", None)
+        try:
+            key = (self.log_dir.stat().st_mtime_ns, current)
+        except OSError:
+            return []
+        now = time.monotonic()
+        listed = self._games_listed
+        if listed is not None and listed[0] == key and now - listed[1] < GAMES_RECHECK_SECONDS:
+            return listed[2]
+        out = self._list_games(current)
+        self._games_listed = (key, now, out)
+        return out
+
+    def _list_games(self, current: Any) -> list[dict[str, Any]]:
+        if self.log_dir is None or not self.log_dir.is_dir():
+            return []
         out = []
         paths = sorted(self.log_dir.glob(LOG_PATTERN), reverse=True)
         for path in paths:
@@ -289,19 +634,69 @@ class PageServer:
         """What a damaged log offers the table now, if the page can answer it."""
         return self.referee.resume_choice if self.on_resume_choice is not None else None
 
-    def state_json(self) -> str:
-        offer = self.resume_offer()
+    def _state_key(self) -> tuple[Any, ...]:
+        """What the state depends on: it is made again only when this changes."""
         window = self.window()
-        key = (id(self.referee.state), tuple(self.referee.messages), self.history.seq, id(offer),
-               window and window["seconds_left"])
+        return (id(self.referee.state), tuple(self.referee.messages), self.history.seq,
+                id(self.resume_offer()), window and window["seconds_left"])
+
+    def state_json(self) -> str:
+        """{"kind": "state", ...}: the state now, made again only when it changed."""
+        key = self._state_key()
         if key != self._last_state_key or not self._cached_state:
             self._last_state_key = key
             self._cached_state = json.dumps(
-                {"kind": "state", **self.state(), "resume_choice": offer}
+                {"kind": "state", **self.state(), "resume_choice": self.resume_offer()}
             )
+            self._state_made = time.monotonic()
         return self._cached_state
 
+    async def fresh_state_fields(self) -> str:
+        """`state_fields` made after every event judged so far, but made STATE_SECONDS
+        apart at most: a burst of answers waits (that long at most) for one state."""
+        if self._state_key() == self._last_state_key and self._cached_state:
+            return self.state_fields()
+        wait = self._state_made + STATE_SECONDS - time.monotonic()
+        if wait <= 0:
+            return self.state_fields()
+        waiter = self._state_waiter
+        if waiter is None:
+            loop = asyncio.get_running_loop()
+            waiter = self._state_waiter = loop.create_future()
+            loop.call_later(wait, self._state_ready, waiter)
+        return await asyncio.shield(waiter)
+
+    def _state_ready(self, waiter: asyncio.Future[str]) -> None:
+        self._state_waiter = None
+        if not waiter.done():
+            waiter.set_result(self.state_fields())
+
     _cached_state = ""
+    _pairing_lock_told = False  # the table was told pairing is paused for everyone
+
+    def state_fields(self) -> str:
+        """The state's JSON object without its "kind" (for answers), made once for each
+        state, so an answer splices it in rather than decoding and encoding it again."""
+        text = self.state_json()
+        if text is not self._fields_of:
+            head = '{"kind": "state", '
+            self._fields = "{" + text[len(head):] if text.startswith(head) else text
+            self._fields_of = text
+        return self._fields
+
+    def _answer(self, head: dict[str, Any], status: int = 200,
+                fields: str | None = None) -> web.Response:
+        """`head`'s fields, then "state": `fields` (default: the state now)."""
+        if fields is None:
+            fields = self.state_fields()
+        if head == ACCEPTED:  # most answers: one body for each state, shared
+            if self._accepted_body[0] is not fields:
+                body = ACCEPTED_HEAD + ', "state": ' + fields + "}"
+                self._accepted_body = (fields, body.encode())
+            data = self._accepted_body[1]
+        else:
+            data = (json.dumps(head)[:-1] + ', "state": ' + fields + "}").encode()
+        return web.Response(body=data, status=status, content_type="application/json")
 
     def led(self) -> dict[str, Any]:
         view = self.referee.view()
@@ -331,6 +726,9 @@ class PageServer:
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        connections = self.connections
+        if connections is not None:
+            connections.working(request.protocol)
         try:
             if request.method == "POST":
                 refused = self._cross_site(request)
@@ -352,6 +750,9 @@ class PageServer:
         except Exception as exc:  # never a traceback to the client
             self.referee.notice(f"page: {type(exc).__name__}: {str(exc)[:80]}")
             response = _error(500, "internal error (the table goes on)")
+        finally:
+            if connections is not None:
+                connections.waiting(request.protocol)
         if not response.prepared:
             for k, v in SECURITY_HEADERS.items():
                 response.headers.setdefault(k, v)
@@ -377,23 +778,49 @@ class PageServer:
         return handler
 
     def _token(self, request: web.Request) -> str | None:
-        return request.cookies.get(COOKIE)
+        """The session cookie's value (read from the header: the one cookie wanted)."""
+        header = request.headers.get("Cookie")
+        if not header or COOKIE not in header:
+            return None
+        for part in header.split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == COOKIE:
+                return value.strip('"') or None
+        return None
 
     def paired(self, request: web.Request) -> bool:
         return self.pairing.is_paired(self._token(request))
 
     async def get_state(self, request: web.Request) -> web.Response:
-        text = self.state_json()
-        head = '{"kind": "state", '
-        if text.startswith(head):
-            text = "{" + text[len(head):]
+        text = self.state_fields()
         extra = {"led": self.led(), "paired": self.paired(request),
                  "my_seat": self.my_seat(self._token(request))}
         body = text[:-1] + ", " + json.dumps(extra)[1:]
         return web.Response(text=body, content_type="application/json")
 
+    async def _read_body(self, request: web.Request) -> bytes | web.Response:
+        """The body, within body_seconds (else 408 and the connection closed); while it
+        arrives the connection counts as idle (it may be closed to make room)."""
+        if request.content.is_eof():  # it came with the headers
+            return await request.read()
+        connections = self.connections
+        if connections is not None:
+            connections.waiting(request.protocol)
+        try:
+            async with asyncio.timeout(self.body_seconds):
+                return await request.read()
+        except TimeoutError:
+            response = _error(408, f"the body did not arrive within {self.body_seconds:g} s")
+            response.force_close()
+            return response
+        finally:
+            if connections is not None:
+                connections.working(request.protocol)
+
     async def _json_body(self, request: web.Request) -> dict[str, Any] | web.Response:
-        raw = await request.read()
+        raw = await self._read_body(request)
+        if isinstance(raw, web.Response):
+            return raw
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -407,15 +834,24 @@ class PageServer:
 
     async def post_pair(self, request: web.Request) -> web.Response:
         client = request.remote or "?"
-        wait = self.pairing.locked(client)
-        if wait > 0:
-            return _error(403, f"too many wrong PINs: try again in {wait:.0f} s",
-                          retry_after=round(wait))
+        # Counted before anything is awaited: requests sent all at once are each counted
+        # before any PIN is read, so they compare no more PINs than the limits allow.
+        if not self.pairing.everyone_locked():
+            self._pairing_lock_told = False
+        attempt = self.pairing.attempt(client)
+        if not isinstance(attempt, Attempt):
+            wait = max(1, math.ceil(attempt))
+            return _error(403, f"too many wrong PINs: try again in {wait} s", retry_after=wait)
         body = await self._json_body(request)
         if isinstance(body, web.Response):
-            return body
-        token = self.pairing.try_pin(client, body.get("pin"))
+            return body  # the try stays counted
+        token = self.pairing.check(attempt, body.get("pin"))
         if token is None:
+            self.journal.note("pairing", f"wrong PIN from {client}")
+            if self.pairing.everyone_locked() and not self._pairing_lock_told:
+                self._pairing_lock_told = True  # told once a lock, to the table itself
+                self.referee.notice("Page: pairing paused, too many wrong PINs from the "
+                                    "network; 'Unpair every device' draws a new PIN")
             return _error(403, "wrong PIN (it is on the box's display and in its log)")
         response = web.json_response({"paired": True})
         response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
@@ -429,6 +865,7 @@ class PageServer:
             return body
         if body.get("all") is True:
             self.pairing.unpair_all()
+            self._pairing_lock_told = False
             self.referee.notice("Page: every device unpaired; a new PIN is on the box")
         else:
             self.pairing.unpair(self._token(request))
@@ -472,14 +909,27 @@ class PageServer:
         if refused:
             return _error(403, refused)
         try:
-            result = await asyncio.wait_for(self.table.submit(event), SUBMIT_TIMEOUT)
+            async with asyncio.timeout(SUBMIT_TIMEOUT + self.durable_seconds):
+                result, durable = await self.table.submit_durable(event, self.durable_seconds)
         except TimeoutError:
             return _error(503, "the referee did not answer in time")
-        state = json.loads(self.state_json())
-        del state["kind"]
+        head: dict[str, Any] = (
+            {"rejected": result.rejection} if result.rejection else {"accepted": True})
+        if durable is False:  # held in memory: the disk is slow or failing
+            head["durable"] = False
+            head["warning"] = self.not_durable_warning()
+        fields = await self.fresh_state_fields()
         if result.rejection:
-            return web.json_response({"rejected": result.rejection, "state": state}, status=409)
-        return web.json_response({"accepted": True, "state": state})
+            return self._answer(head, 409, fields)
+        return self._answer(head, 200 if durable is not False else 202, fields)
+
+    def not_durable_warning(self) -> str:
+        """One line: why an accepted event is not yet on disk."""
+        fault = getattr(self.referee.log, "fault", None)
+        if fault is not None:
+            return _one_line(fault.text)
+        return (f"the log is not on disk after {self.durable_seconds:g} s (the storage is "
+                "slow): the event is held in memory and written when it can be")
 
     def not_this_devices(self, request: web.Request, event: dict[str, Any]) -> str | None:
         """Why a device that said which player it is may not send this event (another
@@ -536,30 +986,31 @@ class PageServer:
         assert self.on_resume_choice is not None
         what = self.on_resume_choice(choice)
         self._push()
-        state = json.loads(self.state_json())
-        del state["kind"]
-        return web.json_response({"accepted": True, "message": what, "state": state})
+        return self._answer({"accepted": True, "message": what})
 
     async def websocket(self, request: web.Request) -> web.StreamResponse:
-        if len(self.sockets) >= MAX_SOCKETS:
+        if len(self.peers) >= MAX_SOCKETS:
             return _error(503, f"too many open pages (at most {MAX_SOCKETS})")
         ws = web.WebSocketResponse(heartbeat=20, max_msg_size=1024)
         await ws.prepare(request)
-        self.sockets.add(ws)
-        token = self._token(request)
-        self._socket_token[ws] = token
+        peer = _Peer(ws, request)
+        self.peers[ws] = peer
+        peer.offer("state", self.state_json())
+        peer.offer("led", self.led_json())
+        peer.me = self.me_json(peer.token)
+        peer.offer("me", peer.me)
+        peer.task = asyncio.create_task(self._sender(peer), name="page-ws-sender")
         try:
-            await ws.send_str(self.state_json())
-            await ws.send_str(self.led_json())
-            self._socket_me[ws] = me = self.me_json(token)
-            await ws.send_str(me)
             async for msg in ws:  # the page sends nothing; pings are answered by aiohttp
-                if msg.type in (WSMsgType.ERROR, WSMsgType.CLOSE):
+                if msg.type in (WSMsgType.ERROR, WSMsgType.CLOSE) or peer.closed:
                     break
         finally:
-            self.sockets.discard(ws)
-            self._socket_token.pop(ws, None)
-            self._socket_me.pop(ws, None)
+            peer.closed = True
+            self.peers.pop(ws, None)
+            peer.task.cancel()
+            transport = peer.transport
+            if transport is not None and peer.unsent_bytes() > 0:
+                transport.abort()  # a polite close would wait for it to read
         return ws
 
     # ---- running
@@ -569,8 +1020,21 @@ class PageServer:
         return f"http://{host}:{self.port}/"
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(
+            self.app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=STOP_SECONDS,
+            logger=_RequestLog(self.journal),
+            keepalive_timeout=self.keepalive_seconds,
+            lingering_time=LINGER_SECONDS,
+            max_line_size=MAX_LINE,
+            max_field_size=MAX_LINE,
+            max_headers=MAX_HEADERS,
+        )
         await self._runner.setup()
+        assert self._runner.server is not None
+        self.connections = Connections(self._runner.server, self.max_connections, self.journal)
         site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
         await site.start()
         if self.port == 0:  # an ephemeral port (tests): find which
@@ -580,9 +1044,13 @@ class PageServer:
         self.started_at = time.monotonic()
 
     async def stop(self) -> None:
-        for ws in list(self.sockets):
+        for peer in list(self.peers.values()):
+            if peer.unsent_bytes() > 0 and peer.transport is not None:
+                peer.transport.abort()  # it does not read: no polite close
+                continue
             with contextlib.suppress(Exception):
-                await ws.close()
+                async with asyncio.timeout(2.0):
+                    await peer.ws.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

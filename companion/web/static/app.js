@@ -86,8 +86,9 @@ function notice(text, ok) {
 
 async function send(event) {
   const { status, body } = await post("/api/events", event);
-  if (status === 200) {
-    notice("");
+  if (status === 200 || status === 202) {
+    // 202: accepted and shown, but not yet on the box's disk (its warning says why).
+    notice(status === 202 ? body.warning || "accepted; not yet saved on the box" : "");
     local.bang = []; local.flips = {}; local.sticky = null; local.undoAsk = false;
     local.version++;
     update(body.state);
