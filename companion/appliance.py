@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import stat
@@ -688,6 +689,10 @@ class Appliance:
 async def serve(config: Config, input_path: str | None = None, *, echo: bool = True) -> int:
     app = Appliance(config, echo=echo)
     await app.start()
+    # Everything built so far (modules, the resumed game, the hardware) lives as long
+    # as the process: out of the cyclic collector's sight, so a full collection walks
+    # only what the game made since (some 9,000 objects, not 53,000).
+    gc.freeze()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):

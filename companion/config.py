@@ -127,11 +127,16 @@ def _default_log_dir() -> Path:
     return Path(state) if state else Path("vault-logs")
 
 
+UNDO_LIMIT = 1000  # [log] undo_limit's default
+
+
 @dataclass(frozen=True)
 class LogConfig:
     dir: Path = field(default_factory=_default_log_dir)
-    # Undo steps the referee keeps in memory (0: the whole game).
-    undo_limit: int = 0
+    # Undo steps the referee keeps in memory (0: the whole game). Bounded by default:
+    # a game is a few hundred events, and events sent without end (a phone, a script on
+    # the network) must not grow the referee's memory, or its pauses, without end.
+    undo_limit: int = UNDO_LIMIT
 
 
 @dataclass(frozen=True)
@@ -521,7 +526,8 @@ def _log_table(c: _Checker, base: Path) -> LogConfig:
     return LogConfig(
         dir=c.get("dir", None, lambda v: _path(v, base), "a directory path") or _default_log_dir(),
         undo_limit=c.get(
-            "undo_limit", 0, _integer(0, 1_000_000), "a whole number of undo steps (0: all)"
+            "undo_limit", UNDO_LIMIT, _integer(0, 1_000_000),
+            "a whole number of undo steps (0: all)"
         ),
     )
 

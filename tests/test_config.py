@@ -317,7 +317,7 @@ def test_camera_stream_and_undo_keys() -> None:
     assert (c.camera.fps, c.camera.threads, c.camera.nice) == (15.0, 2, 0)
     assert c.log.undo_limit == 50
     d = Config()
-    assert (d.camera.fps, d.camera.threads, d.camera.nice, d.log.undo_limit) == (30.0, 1, 10, 0)
+    assert (d.camera.fps, d.camera.threads, d.camera.nice, d.log.undo_limit) == (30.0, 1, 10, 1000)
     assert "camera.fps" in error_of("[camera]\nfps = 0\n")
     assert "camera.threads" in error_of('[camera]\nthreads = "all"\n')
     assert "log.undo_limit" in error_of("[log]\nundo_limit = -1\n")
