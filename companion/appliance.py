@@ -99,25 +99,11 @@ def live_seats(state: GameState) -> set[int]:
     return live
 
 
-def read_bounded_line(fh: Any, limit: int = MAX_LINE_CHARS * 4) -> bytes | str | None:
-    """One line of a binary stream, at most `limit` bytes kept: a longer line is read
-    to its end and thrown away, and a one-line reason returned instead. None at EOF."""
-    line = fh.readline(limit + 1)
-    if not line:
-        return None
-    if len(line) <= limit or line.endswith(b"\n"):
-        return line
-    skipped = len(line)
-    while True:
-        more = fh.readline(limit)
-        skipped += len(more)
-        if not more or more.endswith(b"\n"):
-            return f"line too long ({skipped} bytes, limit {limit}) skipped"
-
-
 class LineReader:
-    """read_bounded_line's lines from a file descriptor, read with os.read: no Python
-    file object (whose lock a reader blocked at exit would hold), one syscall a chunk."""
+    """Lines of a file descriptor, at most `limit` bytes each kept (a longer line is
+    read to its end and thrown away, and a one-line reason given instead), read with
+    os.read: no Python file object (whose lock a reader blocked at exit would hold),
+    one syscall a chunk."""
 
     def __init__(self, fd: int, limit: int = MAX_LINE_CHARS * 4) -> None:
         self.fd = fd
