@@ -2,11 +2,12 @@
 
     .venv/bin/python benchmarks/engine_bench.py [--seconds S]
 
-Every accepted event of the whole scripted games in tests/scripts (3 games, 2-4
-players) is encoded as its log line once; the timed loop replays the games from
-those lines: ``companion.events.decode`` then ``companion.rules.engine.apply``, a new
-game state per event, the undo history kept (the referee's default: the whole game).
-This is what `resume` and `replay` do, and the referee's own per-event cost.
+Every accepted event of the whole scripted Vault Assault games in tests/scripts (3
+games, 2-4 players) is encoded as its log line once; the timed loop replays the games
+from those lines: ``companion.events.decode`` then
+``companion.games.vault_assault.engine.apply``, a new game state per event, the undo
+history kept (the referee's default: the whole game). This is what `resume` and
+`replay` do, and the referee's own per-event cost.
 
 Printed: events/s by the wall clock and by this process's CPU time (the steadier
 figure when other jobs share the machine), each beside the goal (>= 100,000 events/s).
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 from companion.events import decode, encode, is_comment
-from companion.rules.engine import apply, new_state
+from companion.games.vault_assault.engine import apply, new_state
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "scripts"
 GOAL = 100_000

@@ -21,7 +21,6 @@ from render_legend import capture_png  # noqa: E402
 
 from companion.gamelog import read_log  # noqa: E402
 from companion.games import registry  # noqa: E402
-from companion.rules.state import GameState  # noqa: E402
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "scripts"
 
@@ -43,10 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for name, script, n, flash in SCREENS:
         events = [ev for _, ev in read_log(SCRIPTS / script).events]
-        state = GameState()
+        game = registry.default()
+        state = game.new_state()
         for ev in events[:n]:
-            state = registry.judge(state, ev).state
-        frame = registry.of_state(state).render(state, flash, 0, None)
+            game, state = registry.chosen_by(game, state, ev)
+            state = game.apply(state, ev).state
+        frame = game.render(state, flash, 0)
         print(capture_png(frame, args.out_dir / name))
         print("\n".join(frame.to_lines()))
     return 0

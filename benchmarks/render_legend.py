@@ -22,9 +22,9 @@ from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from companion.display.frame import Frame  # noqa: E402
 from companion.display.led_matrix import LedMatrixDisplay  # noqa: E402
-from companion.display.model import SEAT_X, STAGE_X, render  # noqa: E402
-from companion.rules.engine import apply, new_state  # noqa: E402
-from companion.rules.state import GameState  # noqa: E402
+from companion.games.vault_assault.board import SEAT_X, STAGE_X, render, render_seen  # noqa: E402
+from companion.games.vault_assault.engine import apply, new_state  # noqa: E402
+from companion.games.vault_assault.state import GameState  # noqa: E402
 
 SCALE = 12
 ROW = ["alarm", "dye_pack", "diamond", "alarm", "alarm"]
@@ -66,7 +66,7 @@ def screens() -> dict[str, Frame]:
         {"type": "tally", "seat": 2, "cash": 5000},
     )
     return {
-        "legend": render(race, None, tick=0, mosaic={2: frozenset({0, 3})}),
+        "legend": render_seen(race, None, 0, {2: frozenset({0, 3})}),
         "stage-2": render(stage2, "stage"),
         "empty": render(empty, None, tick=0),
         "game-over": render(over, None, tick=12),  # "WINNER Bob" scrolling by

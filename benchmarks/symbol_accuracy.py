@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from companion.vision.interpret import interpret  # noqa: E402
+from companion.games.vault_assault.interpret import interpret  # noqa: E402
 from companion.vision.mat_spec import DEFAULT_MAT  # noqa: E402
 from companion.vision.profile import load_profile  # noqa: E402
 from companion.vision.symbols import read_symbol_dice  # noqa: E402

@@ -45,9 +45,10 @@ from pathlib import Path  # noqa: E402
 
 from luma.core.device import dummy  # noqa: E402
 
-from companion.appliance import Appliance, LedDisplay  # noqa: E402
+from companion.appliance import Appliance  # noqa: E402
 from companion.config import parse_config  # noqa: E402
 from companion.display.animations import flash  # noqa: E402
+from companion.display.led_display import LedDisplay  # noqa: E402
 from companion.display.led_matrix import LedMatrixDisplay  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

@@ -34,27 +34,28 @@ from typing import Any
 from companion.buzzers import BuzzerInput
 from companion.clocks import boot_clock
 from companion.config import Config
-from companion.display.frame import Frame
+from companion.display.led_display import LedDisplay
 from companion.events import MAX_LINE_CHARS, EventFormatError, clip, decode, is_comment
 from companion.gamelog import RESCUE_TIMEOUT_S, GameLog
 from companion.games import registry
+from companion.games.base import Result
+from companion.games.house import Help, command
+from companion.games.registry import Game
 from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import SeatButtons
 from companion.hardware.notify import Notifier
 from companion.hardware.pins import make_pin_factory
-from companion.loop import Referee, View, resume_state
-from companion.rules.engine import Result, winners_of
-from companion.rules.state import ASSAULT, GAME_OVER, NO_GAME, GameState
+from companion.loop import Referee, resume_state
 from companion.table_builder import ButtonParts, CameraParts, TableBuilder
 
 LOG_PATTERN = "game-*.jsonl"
 INPUT_QUEUE = 64  # lines read from --input ahead of the referee, at most
 
 
-def game_finished(state: GameState) -> bool:
-    if not isinstance(state, GameState):  # another game (companion.games.registry)
-        return registry.of_state(state).over(state)
-    return state.phase == GAME_OVER and bool(winners_of(state))
+def game_finished(state: Any, game: Game | None = None) -> bool:
+    """Whether the game in `state` is finished for good (`Game.finished`): a new game
+    then starts a new log. `game`: the game of `state` (None: found from it)."""
+    return (game or registry.of_state(state)).finished(state)
 
 
 def pick_log(log_dir: Path, now: Callable[[], float] = time.time) -> Path:
@@ -65,8 +66,8 @@ def pick_log(log_dir: Path, now: Callable[[], float] = time.time) -> Path:
         log_dir.mkdir(parents=True, exist_ok=True)
     logs = sorted(log_dir.glob(LOG_PATTERN))
     if logs:
-        state, _ = resume_state(logs[-1])
-        if not game_finished(state):
+        state, report = resume_state(logs[-1])
+        if not game_finished(state, report.game):
             return logs[-1]
     return new_log_path(log_dir, now)
 
@@ -85,18 +86,6 @@ def new_log_path(
         n += 1
         path = log_dir / f"game-{stamp}-{n}.jsonl"
     return path
-
-
-def live_seats(state: GameState) -> set[int]:
-    """Seats whose button counts now: robbers not yet escaped during the race, and the
-    cops once they may call the Arrest."""
-    turn = getattr(state, "turn", None)  # None in the other games
-    if state.phase != ASSAULT or turn is None:
-        return set()
-    live = {s for s in state.robbers() if s not in turn.escaped}
-    if turn.stages >= 3 or state.bank_empty:
-        live.add(turn.cop)
-    return live
 
 
 class LineReader:
@@ -184,55 +173,6 @@ def read_lines_into(
             os.close(fd)
 
 
-class LedDisplay:
-    """Shows the referee's view on the LED matrix: the board frame, and each flash as
-    its full animation (companion.display.animations), whose first frame (the word) is
-    sent to the device at once, inside ``show``. A flash started again (a second
-    "Escaped!") restarts its animation."""
-
-    def __init__(self, led: Any) -> None:
-        from companion.display.animations import prebuild
-
-        self.led = led
-        self._flash: str | None = None
-        self._serial = -1
-        self._anim: asyncio.Task[Any] | None = None
-        prebuild()  # every animation drawn now, not when the first verdict is shown
-
-    def show(self, view: View) -> None:
-        from companion.display.animations import flash as animation
-
-        if view.flash and (view.flash != self._flash or view.flash_serial != self._serial):
-            self._flash = view.flash
-            self._serial = view.flash_serial
-            steps = animation(view.flash) if view.flash in ANIMATED else [(view.frame, 900)]
-            if self._anim:
-                self._anim.cancel()
-                self._anim = None
-            self.led.show(steps[0][0])  # the word, now
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                self.led.show(steps[-1][0])
-                return
-            self._anim = loop.create_task(self.led.play_async(steps, start_shown=True))
-            return
-        self._flash = view.flash
-        self._serial = view.flash_serial
-        if self._anim and not self._anim.done():
-            return
-        self.led.show(view.frame)
-
-    def close(self) -> None:
-        if self._anim:
-            self._anim.cancel()
-        with contextlib.suppress(Exception):
-            self.led.show(Frame.blank(), force=True)
-
-
-ANIMATED = frozenset({"go", "bang", "hostage", "escaped", "arrested", "empty", "photo_finish"})
-
-
 class Appliance:
     """Owns the hardware for one run of `companion serve`."""
 
@@ -260,7 +200,8 @@ class Appliance:
         if note is not None:
             self.log.append(note)
         self.referee = Referee(
-            state=state, log=self.log, undo_limit=config.log.undo_limit or None
+            state=state, game=report.game, log=self.log,
+            undo_limit=config.log.undo_limit or None,
         )
         self.referee.fault_hooks.append(self._on_fault)
         self.builder = TableBuilder(self.referee, clock_id=self.clock_id)
@@ -461,19 +402,18 @@ class Appliance:
         self.announce_pin(pairing.pin)
 
     def _update_lamps(self, _event: Any, _result: Result | None) -> None:
-        state = self.referee.state
+        """The lamps as the game says: the seats whose button counts now, and the bar."""
+        game, state = self.referee.game, self.referee.state
         if self.lamps is not None:
-            self.lamps.set_live(live_seats(state))
+            self.lamps.set_live(game.live_seats(state))
         if self.bar is not None:
-            turn = getattr(state, "turn", None)  # None in the other games
-            self.bar.show(turn.stages if turn else 0)
+            self.bar.show(game.bar(state))
 
     def _rotate_log_for_new_game(self, event: dict[str, Any]) -> None:
         """A new game after a finished one starts a new log file."""
         if event.get("type") != "new_game":
             return
-        state = self.referee.state
-        if state.phase == NO_GAME or not game_finished(state):
+        if not self.referee.game.finished(self.referee.state):
             return
         self._new_log()
         self._say(f"companion: new game: log {self.log_path.name}")
@@ -611,11 +551,15 @@ class Appliance:
             return
         try:
             if line.lstrip()[:1].isalnum():  # a short command: `go`, `stage 2`, `1`
-                event = registry.parse_command(line, self.referee.state)
+                event = command(line, self.referee.game, self.referee.state)
             else:  # anything else is JSON, through the bounded gate
                 event = decode(line)
         except (EventFormatError, ValueError) as exc:
             self._say(f"input line {n}: {clip(str(exc))}")
+            return
+        if isinstance(event, Help):  # `help`: the commands now, to the output
+            for text in event.splitlines():
+                self._print_line(f"help: {text}")
             return
         if event.get("type") == "buzz" and "ts_ns" not in event:
             # A seat digit typed: pressed now, on this boot's clock.

@@ -1,12 +1,12 @@
 """The camera beside the buttons.
 
 A VisionWorker reads frames off the event loop and hands settled readings back with
-call_soon_threadsafe. Each reading is interpreted (companion.vision.interpret): the
-pieces of each stage mosaic in place go to the display, and what the camera sees
-that the table has not said yet (a mosaic assembled, a robber set showing five
-Escapes) is announced as advice. The referee never takes a verdict from the camera:
-the buttons and the table's events decide. If the camera goes, the companion says so
-and carries on from the buttons.
+call_soon_threadsafe. Each reading goes to the game being played: its own reader
+(`Game.camera_sense`: Vault Assault's stage mosaics) or the house's reading of the
+pip dice (`PipSense`). What it makes of the reading (a `Seen`) is said, raised,
+proposed and drawn here, knowing no game. The referee never takes a verdict from the
+camera: the buttons and the table's events decide. If the camera goes, the companion
+says so and carries on from the buttons.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import asyncio
 import logging
 from typing import Any
 
+from companion.games.camera_sense import CameraSense, Seen
+from companion.games.registry import Game
 from companion.loop import Referee
 from companion.speech.phrases import unread_phrase
 from companion.vision.types import UNKNOWN, FrameReading
@@ -52,11 +54,8 @@ class CameraInput:
         self.worker: Any = None
         self.gone = False
         self.readings = 0
-        self._complete: set[int] = set()
-        self._escaped: set[str] = set()
         self._dice: Any = None
-        self._advice: str | None = None  # the other games' last camera advice
-        self._unread: str | None = None  # and what they last said of dice not read
+        self._sense: tuple[Game, CameraSense] | None = None  # the game's reader
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start the vision thread. Whatever goes wrong here (a profile that will not
@@ -140,69 +139,26 @@ class CameraInput:
             await self.worker.aclose()
 
     # ---- on the loop's thread
+    def sense(self, game: Game) -> CameraSense:
+        """The reader of this camera's readings for `game` (made anew when the game
+        changes, so nothing said of one game's table is kept for the next)."""
+        if self._sense is None or self._sense[0] is not game:
+            made = game.camera_sense(self._dice) if game.camera_sense else PipSense(game)
+            self._sense = (game, made)
+        return self._sense[1]
+
     def on_reading(self, reading: FrameReading) -> None:
-        from companion.vision.interpret import interpret
-
         self.readings += 1
-        game = self.referee.game
-        if game.camera_reads != "mosaic":  # another game: its own reading of the pip dice
-            self._other_game_reading(game, reading)
-            return
-        table = interpret(reading, self._dice) if self._dice else interpret(reading)
-        mosaic = {
-            s.stage: frozenset(p - 1 for p in s.placed if 1 <= p <= 4) for s in table.stages
-        }
-        for s in table.stages:
-            if s.complete and s.stage not in self._complete:
-                self.referee.say(f"Camera: stage {s.stage} mosaic assembled")
-        self._complete = {s.stage for s in table.stages if s.complete}
-        for name, rs in table.robbers.items():
-            if rs.escaped and name not in self._escaped:
-                self.referee.say(f"Camera: the {name} dice show five Escapes")
-        self._escaped = {n for n, rs in table.robbers.items() if rs.escaped}
-        unknown = sum(1 for d in reading.dice if d.face == "unknown")
-        mosaics = " ".join(f"{s.stage}:{len(s.placed)}/4" for s in table.stages)
-        self.referee.set_camera_overlay(
-            mosaic,
-            f"Camera: {len(reading.dice)} dice settled ({unknown} unknown)"
-            f"{'' if reading.mat_found else ', no mat in view'} · mosaics {mosaics}",
-        )
-        self.referee.refresh()
-
-    def _other_game_reading(self, game: Any, reading: FrameReading) -> None:
-        """The pips of the settled pip dice, left to right, through the game's
-        `camera_event` (Vault solitaire: `seen`, the roll proposed) and `camera_advice`
-        (the helper's use of this roll), said once per new advice; the table takes the
-        roll with a press, `take` or the page. Dice the reader could not read are a "?"
-        in the status line, and what the game's `camera_unread` says of them is raised
-        to the table once per new line (`Referee.alert`: the messages, "NUDGE!" on
-        the LED, and spoken)."""
-        # the pip dice left to right: a face 1-6, or None where the reader said unknown
-        faces = [int(d.face) if d.face.isdigit() else None
-                 for d in sorted((d for d in reading.dice if d.dice_set == "pip"
-                                  and (d.face.isdigit() or d.face == UNKNOWN)),
-                                 key=lambda d: d.centre)]
-        pips = [f for f in faces if f is not None]
-        state = self.referee.state
-        proposal = game.camera_event(state, pips)
-        if proposal is not None and self.post is not None:  # logged like any event
-            self.post(proposal)
-        # said once each: the advice on a roll read, the dice it could not read
-        advice = game.camera_advice(state, pips)
-        if advice and advice != self._advice:
-            self.referee.say(advice)
-        self._advice = advice
-        unread = game.camera_unread(state, faces)
-        if unread and unread != self._unread:  # the table must act: LED, page, speaker
-            self.referee.alert(unread, "dice_unread", unread_phrase(faces.count(None)))
-        self._unread = unread
-        shown = " ".join("?" if f is None else str(f) for f in faces) or "-"
-        self.referee.set_camera_overlay(
-            self.referee.mosaic,
-            f"Camera: {len(reading.dice)} dice settled, pips {shown}"
-            f"{'' if reading.mat_found else ', no mat in view'}",
-        )
-        self.referee.refresh()
+        referee = self.referee
+        seen = self.sense(referee.game).read(referee.state, reading)
+        if seen.propose is not None and self.post is not None:  # logged like any event
+            self.post(seen.propose)
+        for line in seen.says:
+            referee.say(line)
+        if seen.alert is not None:  # the table must act: LED, page, speaker
+            referee.alert(*seen.alert)
+        referee.set_camera_overlay(seen.overlay, seen.status)
+        referee.refresh()
 
     def on_gone(self, exc: Exception) -> None:
         self.gone = True
@@ -217,3 +173,40 @@ class CameraInput:
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
+
+
+class PipSense:
+    """The house's reading for a game without a reader of its own: the pips of the
+    settled pip dice, left to right, through the game's `camera_event` (Vault
+    solitaire: `seen`, the roll proposed) and `camera_advice` (the helper's use of
+    this roll), said once per new advice; the table takes the roll with a press,
+    `take` or the page. Dice the reader could not read are a "?" in the status line,
+    and what the game's `camera_unread` says of them is raised to the table once per
+    new line (`Referee.alert`: the messages, "NUDGE!" on the LED, and spoken)."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self._advice: str | None = None  # the last advice said
+        self._unread: str | None = None  # and what was last said of dice not read
+
+    def read(self, state: Any, reading: FrameReading) -> Seen:
+        game = self.game
+        # the pip dice left to right: a face 1-6, or None where the reader said unknown
+        faces = [int(d.face) if d.face.isdigit() else None
+                 for d in sorted((d for d in reading.dice if d.dice_set == "pip"
+                                  and (d.face.isdigit() or d.face == UNKNOWN)),
+                                 key=lambda d: d.centre)]
+        pips = [f for f in faces if f is not None]
+        proposal = game.camera_event(state, pips)
+        advice = game.camera_advice(state, pips)
+        says = (advice,) if advice and advice != self._advice else ()
+        self._advice = advice
+        unread = game.camera_unread(state, faces)
+        alert = None
+        if unread and unread != self._unread:
+            alert = (unread, "dice_unread", unread_phrase(faces.count(None)))
+        self._unread = unread
+        shown = " ".join("?" if f is None else str(f) for f in faces) or "-"
+        status = (f"Camera: {len(reading.dice)} dice settled, pips {shown}"
+                  f"{'' if reading.mat_found else ', no mat in view'}")
+        return Seen(status, says=says, alert=alert, propose=proposal)

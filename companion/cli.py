@@ -21,7 +21,6 @@ COMMAND_MODULES = [
     "companion.commands.watch",
     "companion.commands.calibrate",
     "companion.commands.eval",
-    "companion.commands.train",
 ]
 
 

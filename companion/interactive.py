@@ -6,7 +6,9 @@ key starts a command line, finished with Enter. With stdin not a terminal (a pip
 file, /dev/null), input is read a line at a time on a worker thread: a line holding
 just a digit presses that seat; the end of the input ends the session.
 
-A `new ...` game after game over starts a new log beside the old one, as `serve` does.
+Lines are the house's commands (`help`, `new ...`, `play GAME NAME...`, `undo`) and
+the game's own (companion.games.house). A new game after game over starts a new log
+beside the old one, as `serve` does.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ import asyncio
 import contextlib
 import os
 import sys
+from typing import Any
 
 from companion.config import TableConfig
 from companion.display.terminal import TerminalDisplay
 from companion.gamelog import GameLog
-from companion.games.registry import parse_command
+from companion.games.house import Help, command
+from companion.games.registry import Game
 from companion.hardware.buttons import DEFAULT_PINS
 from companion.loop import Referee
-from companion.rules.state import GAME_OVER, GameState
 from companion.table_builder import ButtonParts, CameraParts, TableBuilder
 
 PROMPT = "keys 0-3 press buttons · command + Enter · help · quit > "
@@ -71,14 +74,9 @@ async def run_interactive(
         if text in ("quit", "exit", "q"):
             done.set()
             return
-        if text == "help":
-            lines = referee.game.help.splitlines()
-            display.help = [*lines, "(Enter or any command closes this help)"]
-            referee.refresh()
-            return
         if text.isdigit() and len(text) == 1:
             seat = int(text)
-            why = why_no_press(referee.state, seat, len(buttons.devices))
+            why = why_no_press(referee.game, referee.state, seat, len(buttons.devices))
             if why:
                 referee.notice(why)
             else:
@@ -86,9 +84,15 @@ async def run_interactive(
                 pending.append(loop.run_in_executor(None, buttons.press, seat, None))
             return
         try:
-            table.post(parse_command(text, referee.state))
+            event = command(text, referee.game, referee.state)
         except ValueError as exc:
             referee.say(f"? {exc}")
+            return
+        if isinstance(event, Help):
+            display.help = [*event.splitlines(), "(Enter or any command closes this help)"]
+            referee.refresh()
+            return
+        table.post(event)
 
     async def read_lines() -> None:
         """Not a terminal: a line at a time from a worker thread (a pipe, a regular file
@@ -163,16 +167,12 @@ async def run_interactive(
     return 0
 
 
-def why_no_press(state: GameState, seat: int, buttons: int) -> str | None:
-    """Why a seat key does nothing, in one line (None: it presses a button)."""
-    if not isinstance(state, GameState):  # another game: its own seats (or none)
-        return f"key {seat}: no seat {seat}" if seat >= buttons else None
-    if state.nseats and seat >= state.nseats:
-        what = "teams" if state.players == 4 else "seats"
-        return (
-            f"key {seat}: no seat {seat} in this {state.players}-player game "
-            f"({what} 0-{state.nseats - 1})"
-        )
+def why_no_press(game: Game, state: Any, seat: int, buttons: int) -> str | None:
+    """Why a seat key does nothing, in one line (None: it presses a button): a seat
+    the game has not (`Game.no_seat`), or a button the table has not."""
+    why = game.no_seat(state, seat)
+    if why is not None:
+        return why
     if seat >= buttons:
         return f"key {seat}: the simulated table has buttons 0-{buttons - 1} only"
     return None
@@ -180,7 +180,7 @@ def why_no_press(state: GameState, seat: int, buttons: int) -> str | None:
 
 def new_log_after_game_over(referee: Referee, event: dict) -> None:
     """A `new_game` after game over starts a fresh game in a new log beside the old."""
-    if event.get("type") != "new_game" or referee.state.phase != GAME_OVER:
+    if event.get("type") != "new_game" or not referee.game.over(referee.state):
         return
     from companion.appliance import new_log_path
 

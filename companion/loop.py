@@ -18,35 +18,18 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from companion.display.frame import Frame
+from companion.display.view import Display, View
 from companion.events import MAX_REASON_CHARS, clip, encode
 from companion.gamelog import GameLog, LogContents, LogProblem, read_log
 from companion.games import registry
-from companion.rules.engine import Output, Rejection, Result, apply, new_state
-from companion.rules.state import GameState
+from companion.games.base import Output, Rejection, Result
+from companion.games.registry import Game
 
 FLASH_SECONDS = 1.2
 TICK_SECONDS = 0.25
 LOG_FAULT_REFLASH_SECONDS = 15.0  # "LOG FAILING" comes back this often while it lasts
-
-
-@dataclass(frozen=True)
-class View:
-    """Everything a display may show at one moment."""
-
-    frame: Frame
-    state: GameState  # or another game's state (companion.games.registry)
-    flash: str | None = None
-    messages: tuple[str, ...] = ()
-    recent_events: tuple[str, ...] = ()
-    camera: str | None = None  # one line on what the camera sees, when there is one
-    flash_serial: int = 0  # counts flashes started: a repeated flash restarts its animation
-
-
-class Display(Protocol):
-    def show(self, view: View) -> None: ...
 
 
 @dataclass
@@ -59,6 +42,8 @@ class ResumeReport:
     damage: str | None = None
     last_clock: str | None = None  # the clock epoch of the log's last stamped line
     chained: bool = False  # the log carries checksums
+    # The game of the log (of its first accepted new_game; the default without one).
+    game: Game = field(default_factory=registry.default)
 
     def choice(self) -> dict[str, Any] | None:
         """For the table (the page, the display, `serve --input`): what a damaged log
@@ -84,7 +69,7 @@ class ResumeReport:
         if not self.events or self.last_clock == clock_id:
             return state, None
         note = clock_note(clock_id)
-        result = registry.judge(state, note)
+        result = self.game.apply(state, note)
         return (state if result.rejection else result.state), note
 
 
@@ -99,33 +84,42 @@ class JudgedLine:
     result: Result | None
     problem: LogProblem | None
     state: Any
+    game: Game  # the game of `state`
 
 
-def judged_lines(contents: LogContents, state: Any = None) -> Iterator[JudgedLine]:
+def judged_lines(
+    contents: LogContents, state: Any = None, game: Game | None = None
+) -> Iterator[JudgedLine]:
     """Every line of a read log in order, each event judged by the game of the log's
-    first `new_game` (companion.games.registry). The one replay policy-free walk that
+    first `new_game` (companion.games.registry; before it, `game`: by default the
+    default game, or the game of `state`). The one replay policy-free walk that
     `resume_state` (skip what is refused) and `replay` (stop, or skip) share."""
-    state = new_state() if state is None else state
+    if game is None:
+        game = registry.default() if state is None else registry.of_state(state)
+    state = game.new_state() if state is None else state
     problems = [p for p in contents.problems if isinstance(p, LogProblem)]
     entries: list[tuple[int, Any]] = [(n, ev) for n, ev in contents.events]
     entries += [(p.line, p) for p in problems]
     for n, item in sorted(entries, key=lambda e: e[0]):
         if isinstance(item, LogProblem):
-            yield JudgedLine(n, None, None, item, state)
+            yield JudgedLine(n, None, None, item, state, game)
             continue
-        result = registry.judge(state, item)
+        judge, before = registry.chosen_by(game, state, item)
+        result = judge.apply(before, item)
         if result.rejection:
-            yield JudgedLine(n, item, result, LogProblem(n, "rejected", result.rejection), state)
+            problem = LogProblem(n, "rejected", result.rejection)
+            yield JudgedLine(n, item, result, problem, state, game)
             continue
-        state = result.state
-        yield JudgedLine(n, item, result, None, state)
+        game, state = judge, result.state
+        yield JudgedLine(n, item, result, None, state, game)
 
 
-def resume_state(path: str | Path) -> tuple[GameState, ResumeReport]:
-    """Rebuild the game from its log. Lines that fail to decode or apply are reported
-    (one line each) and skipped; a torn last line is reported, never fatal."""
+def resume_state(path: str | Path) -> tuple[Any, ResumeReport]:
+    """Rebuild the game from its log (its game in `report.game`). Lines that fail to
+    decode or apply are reported (one line each) and skipped; a torn last line is
+    reported, never fatal."""
     report = ResumeReport()
-    state = new_state()
+    state = report.game.new_state()
     p = Path(path)
     if not p.exists() or p.stat().st_size == 0:
         return state, report
@@ -143,7 +137,7 @@ def resume_state(path: str | Path) -> tuple[GameState, ResumeReport]:
         if judged.problem is not None:  # refused by the rules: reported and skipped
             report.problems.append(judged.problem)
             continue
-        state = judged.state
+        state, report.game = judged.state, judged.game
         report.events += 1
     return state, report
 
@@ -174,14 +168,19 @@ class Referee:
     def __init__(
         self,
         *,
-        state: GameState | None = None,
+        state: Any = None,
+        game: Game | None = None,
         log: GameLog | None = None,
         displays: Iterable[Display] = (),
         clock: Callable[[], float] = time.monotonic,
         flash_seconds: float = FLASH_SECONDS,
         undo_limit: int | None = None,
     ) -> None:
-        self.state = state or new_state()
+        # The game being played (the default until a new_game names another): given,
+        # or the game of `state` (a resumed log's is its ResumeReport.game).
+        self.game: Game = game or (registry.of_state(state) if state is not None
+                                   else registry.default())
+        self._state: Any = self.game.new_state() if state is None else state
         self.undo_limit = undo_limit  # undo steps kept (None: the whole game)
         self.loop: asyncio.AbstractEventLoop | None = None  # set by TableLoop.start
         self._log: GameLog | None = None
@@ -199,9 +198,9 @@ class Referee:
         self.messages: deque[str] = deque(maxlen=8)
         self.recent_events: deque[str] = deque(maxlen=12)
         self.rejections = 0
-        # Pieces of each stage mosaic the camera sees in place (stage -> positions 0-3,
-        # top-left, top-right, bottom-left, bottom-right), for the display; None: no camera.
-        self.mosaic: dict[int, frozenset[int]] | None = None
+        # What the camera's reader for this game draws on the board (Game.camera_render:
+        # Vault Assault's stage mosaics' pieces in place); None: nothing to draw.
+        self.camera_overlay: Any = None
         self.camera_status: str | None = None
         self.listeners: list[Callable[[dict[str, Any], Result], None]] = []
         # Who hears a line the table must act on (`alert`): the speaker, with [sound].
@@ -213,9 +212,16 @@ class Referee:
         self.resume_choice: dict[str, Any] | None = None
 
     @property
-    def game(self) -> registry.Game:
-        """The game being played (Vault Assault until a new_game names another)."""
-        return registry.of_state(self.state)
+    def state(self) -> Any:
+        """The game's state now (of `game`)."""
+        return self._state
+
+    @state.setter
+    def state(self, state: Any) -> None:
+        """A state set from outside (a test, a resumed game): `game` follows it."""
+        if not isinstance(state, self.game.state_type):
+            self.game = registry.of_state(state)
+        self._state = state
 
     # ---- the game log and its faults
     @property
@@ -262,13 +268,13 @@ class Referee:
         """Judge one event. Never raises: an unexpected exception while judging or
         recording it becomes an announced "internal error: ..." rejection, and one in
         showing it an announced notice; the referee goes on with the next event."""
+        game = self.game
         try:
-            game, state = registry.chosen_by(self.state, event)
-            judge = apply if game.id == registry.DEFAULT else game.apply
-            result = judge(state, event, self.undo_limit)
+            game, state = registry.chosen_by(game, self._state, event)
+            result = game.apply(state, event, self.undo_limit)
         except Exception as exc:  # a bug in the rules must not stop the referee
             reason = Rejection(self._fault(exc, "judging"), "internal_error")
-            result = Result(self.state, reason, ())
+            result = Result(self._state, reason, ())
         if result.rejection:
             self.rejections += 1
             self.messages.append(f"REJECTED {result.rejection}")
@@ -288,10 +294,10 @@ class Referee:
                 reason = Rejection(self._fault(exc, "logging"), "internal_error")
                 self.rejections += 1
                 self.messages.append(f"REJECTED {reason}")
-                result = Result(self.state, reason, ())
+                result = Result(self._state, reason, ())
             else:
-                self.state = result.state
-                hidden = self.game.public_line(event)  # e.g. a Big Score choice: who, not what
+                self.game, self._state = game, result.state
+                hidden = game.public_line(event)  # e.g. a Big Score choice: who, not what
                 self.recent_events.append(line if hidden is None else hidden)
         try:
             self._take_outputs(result.outputs)
@@ -399,12 +405,10 @@ class Referee:
         redraws once when it has said everything)."""
         self.messages.append(text)
 
-    def set_camera_overlay(
-        self, mosaic: dict[int, frozenset[int]] | None, status: str | None
-    ) -> None:
-        """What the camera sees, for the displays: the mosaic pieces in place (None:
-        nothing to draw) and its one status line. Drawn at the next refresh."""
-        self.mosaic = mosaic
+    def set_camera_overlay(self, overlay: Any, status: str | None) -> None:
+        """What the camera sees, for the displays: what the game's reader draws on the
+        board (None: nothing) and its one status line. Drawn at the next refresh."""
+        self.camera_overlay = overlay
         self.camera_status = status
 
     def show_flash_for(self, name: str, seconds: float) -> None:
@@ -414,11 +418,11 @@ class Referee:
 
     def start_new_log(self, log: GameLog | None) -> None:
         """No game, writing to `log` from now (a new game after a finished one, or the
-        table's "new" answer to a damaged log)."""
-        from companion.rules.state import GameState
-
+        table's "new" answer to a damaged log): the default game, not started, until
+        a new_game names one."""
         self.log = log
-        self.state = GameState()
+        self.game = registry.default()
+        self._state = self.game.new_state()
 
     def on_tick(self) -> None:
         self.tick += 1
@@ -431,15 +435,21 @@ class Referee:
         self.refresh()
 
     def view(self) -> View:
-        frame = self.game.render(self.state, self.flash, self.tick, self.mosaic)
+        game, state = self.game, self._state
+        overlay = self.camera_overlay
+        if overlay is not None and game.camera_render is not None:
+            frame = game.camera_render(state, self.flash, self.tick, overlay)
+        else:
+            frame = game.render(state, self.flash, self.tick)
         return View(
             frame,
-            self.state,
+            state,
             self.flash,
             tuple(self.messages),
             tuple(self.recent_events),
             self.camera_status,
             self.flash_serial,
+            game,
         )
 
     def refresh(self) -> None:

@@ -12,9 +12,10 @@ from pathlib import Path
 from game_builders import ROW5, at_race, new_game, play, stages
 from log_lines import unchained, wait_for_logged_lines
 
-from companion.appliance import game_finished, live_seats, new_log_path, pick_log
+from companion.appliance import game_finished, new_log_path, pick_log
 from companion.cli import main
 from companion.gamelog import GameLog
+from companion.games.vault_assault.buttons import live_seats
 
 ROOT = Path(__file__).resolve().parents[1]
 

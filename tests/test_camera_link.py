@@ -43,7 +43,7 @@ def test_camera_that_will_not_open_is_announced_and_refereeing_goes_on(tmp_path)
                for m in said)
     assert flash == "camera_gone"
     assert ref.view().camera == "Camera: GONE (refereeing from the buttons)"
-    assert ref.mosaic is None
+    assert ref.camera_overlay is None
     assert ref.state.seats[1].escaped == 1
 
 
@@ -61,7 +61,7 @@ def test_synthetic_camera_feeds_settled_readings_to_the_display():
 
     ref, cam, ok = asyncio.run(main())
     assert ok and not cam.gone
-    assert ref.mosaic is not None and set(ref.mosaic) == {1, 2, 3, 4}
+    assert ref.camera_overlay is not None and set(ref.camera_overlay) == {1, 2, 3, 4}
     assert ref.view().camera.startswith("Camera: ") and "dice settled" in ref.view().camera
 
 
@@ -90,7 +90,7 @@ def test_the_camera_reads_pip_dice_with_the_learned_reader_when_the_config_says(
     import cv2
 
     from companion.vision.learned import MODEL_DIR, LearnedReader
-    from companion.vision.render_dice import render_dice_scene
+    from reader_lab.render_dice import render_dice_scene
 
     if not (MODEL_DIR / "detector.onnx").is_file():
         pytest.skip("no learned model committed")
@@ -117,7 +117,7 @@ def test_five_dice_one_unread_by_the_learned_reader_reach_the_table_as_a_nudge(t
     import cv2
 
     from companion.vision.learned import MODEL_DIR, LearnedReader
-    from companion.vision.render_dice import render_dice_scene
+    from reader_lab.render_dice import render_dice_scene
 
     if not (MODEL_DIR / "detector.onnx").is_file():
         pytest.skip("no learned model committed")

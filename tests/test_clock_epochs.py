@@ -23,9 +23,9 @@ from companion.cli import main
 from companion.clocks import boot_clock
 from companion.config import parse_config
 from companion.gamelog import GameLog
+from companion.games.vault_assault.engine import apply, new_state
 from companion.hardware.pico_sim import SimPico, forget_devices
 from companion.loop import ResumeReport, resume_state
-from companion.rules.engine import apply, new_state
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -51,12 +51,12 @@ def test_garbage_line_in_the_middle_is_reported_not_fatal(tmp_path):
 
 
 def test_resume_reproduces_state_of_a_long_game(tmp_path):
-    from companion.rules.engine import replay
+    from companion.games.vault_assault.engine import replay
 
     script = (__import__("pathlib").Path(__file__).parent / "scripts" / "game-2p.jsonl").read_text()
     events = [unchained(x) for x in script.splitlines() if x.strip() and not x.startswith("#")]
     p = tmp_path / "g.jsonl"
-    from companion.rules.engine import apply, new_state
+    from companion.games.vault_assault.engine import apply, new_state
 
     s = new_state()
     with GameLog(p) as log:

@@ -8,9 +8,13 @@ from pathlib import Path
 from game_builders import at_race, play, stages
 
 from companion.display.terminal import render_view
+from companion.games import registry
+from companion.games.house import help_text
+from companion.games.vault_assault.commands import HELP
 from companion.interactive import why_no_press
 from companion.loop import Referee
-from companion.sim_table import HELP
+
+VAULT = registry.get("vault-assault")
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,6 +58,7 @@ def test_sim_reads_dev_null_and_a_file(tmp_path):
     screens = out.split("\n\n+--")  # each screen is drawn after a blank line
     last = screens[-1].splitlines()
     assert all(line in last for line in HELP.splitlines())  # all of help, at once
+    assert all(line in last for line in help_text(VAULT).splitlines())  # the house's too
     text = screens[-2]  # the screen before help: totals, winner, turn counter
     assert "turn 1/6 · game over · BANK EMPTY" in text
     assert "Winner: Bob with $50,000" in text
@@ -108,7 +113,7 @@ def test_screen_fits_80x24_with_readable_log_and_rejections():
 
 def test_keys_that_press_nothing_say_why():
     s = play({"type": "new_game", "game": "vault-assault", "players": 4, "names": ["R", "B"]})
-    assert why_no_press(s, 2, 4) == "key 2: no seat 2 in this 4-player game (teams 0-1)"
-    assert why_no_press(s, 1, 4) is None
-    assert why_no_press(s, 7, 4) == "key 7: no seat 7 in this 4-player game (teams 0-1)"
-    assert why_no_press(play(), 7, 4) == "key 7: the simulated table has buttons 0-3 only"
+    assert why_no_press(VAULT, s, 2, 4) == "key 2: no seat 2 in this 4-player game (teams 0-1)"
+    assert why_no_press(VAULT, s, 1, 4) is None
+    assert why_no_press(VAULT, s, 7, 4) == "key 7: no seat 7 in this 4-player game (teams 0-1)"
+    assert why_no_press(VAULT, play(), 7, 4) == "key 7: the simulated table has buttons 0-3 only"

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from companion.events import decode, is_comment
-from companion.rules.engine import apply, new_state
+from companion.games.vault_assault.engine import apply, new_state
 
 REPO = Path(__file__).resolve().parents[1]
 GAME = REPO / "tests" / "scripts" / "game-2p.jsonl"

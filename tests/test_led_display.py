@@ -6,8 +6,8 @@ import asyncio
 from game_builders import ROW5, new_game
 from luma.core.device import dummy
 
-from companion.appliance import LedDisplay
 from companion.display.animations import flash
+from companion.display.led_display import LedDisplay
 from companion.display.led_matrix import LedMatrixDisplay
 from companion.loop import Referee
 

@@ -3,6 +3,7 @@ names (companion.hardware.arbitration)."""
 
 from __future__ import annotations
 
+from companion.games.vault_assault.state import NO_GAME
 from companion.hardware.arbitration import (
     LATE_SEAT_FIRST,
     LOWEST_SEAT,
@@ -11,7 +12,6 @@ from companion.hardware.arbitration import (
     ArbiterConfig,
 )
 from companion.loop import Referee
-from companion.rules.state import NO_GAME
 
 
 def test_camera_overlay_reaches_the_view_and_the_board() -> None:
@@ -19,9 +19,9 @@ def test_camera_overlay_reaches_the_view_and_the_board() -> None:
     ref.set_camera_overlay({1: frozenset({0, 3})}, "Camera: 4 dice settled")
     view = ref.view()
     assert view.camera == "Camera: 4 dice settled"
-    assert ref.mosaic == {1: frozenset({0, 3})}
+    assert ref.camera_overlay == {1: frozenset({0, 3})}
     ref.set_camera_overlay(None, "Camera: GONE")
-    assert ref.mosaic is None and ref.view().camera == "Camera: GONE"
+    assert ref.camera_overlay is None and ref.view().camera == "Camera: GONE"
 
 
 def test_say_adds_a_message_without_a_flash() -> None:

@@ -24,9 +24,9 @@ from companion.events import (
     validate_event,
 )
 from companion.gamelog import GameLog, read_log
+from companion.games.vault_assault import engine
+from companion.games.vault_assault.engine import apply
 from companion.loop import Referee, TableLoop, resume_state
-from companion.rules import engine
-from companion.rules.engine import apply
 
 ROOT = Path(__file__).resolve().parents[1]
 NEW = json.dumps(new_game(2))
@@ -127,9 +127,7 @@ def test_accepted_event_with_a_photo_finish_field_goes_on(tmp_path):
         assert ref.submit({"type": "stage", "stage": 1}).rejection is None
 
 
-def test_an_exception_in_the_engine_is_an_announced_rejection_and_the_loop_goes_on(
-    tmp_path, monkeypatch
-):
+def test_an_exception_in_the_engine_is_an_announced_rejection_and_the_loop_goes_on(tmp_path):
     real = engine.apply
 
     def flaky(state, event, *args):
@@ -137,12 +135,14 @@ def test_an_exception_in_the_engine_is_an_announced_rejection_and_the_loop_goes_
             raise KeyError("boom")
         return real(state, event, *args)
 
-    import companion.loop as loop_mod
+    from dataclasses import replace
 
-    monkeypatch.setattr(loop_mod, "apply", flaky)
+    from companion.games import registry
+
+    flaky_game = replace(registry.default(), apply=flaky)  # the referee judges with it
     faults: list[str] = []
     with GameLog(tmp_path / "g.jsonl") as log:
-        ref = Referee(log=log)
+        ref = Referee(game=flaky_game, log=log)
         ref.fault_hooks.append(faults.append)
 
         async def run():

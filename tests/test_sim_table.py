@@ -1,8 +1,8 @@
 import pytest
 from game_builders import at_race
 
-from companion.rules.engine import new_state
-from companion.sim_table import parse_command
+from companion.games.vault_assault.commands import parse_command
+from companion.games.vault_assault.engine import new_state
 
 S = new_state()
 
@@ -88,7 +88,9 @@ def test_flip_positions_are_1_to_5_for_people():
 
 
 def test_describe_reads_like_the_commands():
-    from companion.sim_table import describe
+    from companion.games import registry
+
+    describe = registry.get("vault-assault").describe_event
 
     assert describe(parse_command("flip 1:3 2:stop", S)) == "flip 1:3 2:stop"
     assert describe(parse_command("hide A P D A A", S)) == "hide A P D A A"
@@ -104,7 +106,9 @@ def test_describe_reads_like_the_commands():
 
 
 def test_describe_names_another_games_new_game_without_cops():
-    from companion.sim_table import describe
+    from companion.games import registry
+
+    describe = registry.get("vault-assault").describe_event
 
     line = describe({"type": "new_game", "game": "vault-solitaire", "players": 1,
                      "names": ["Sam"]})

@@ -21,69 +21,19 @@ import argparse
 import csv
 import json
 import sys
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from companion.vision.evaluate import (
-    ImageScore,
     ManifestError,
-    ManifestImage,
     PredictedDie,
-    Summary,
+    evaluate_manifest,
     format_report,
     load_manifest,
-    predicted_dice,
-    score_image,
-    summarise,
+    source_intervals,
 )
 
 PREDICTION_HEADER = ["image", "face", "x0", "y0", "x1", "y1", "confidence"]
-
-
-@dataclass
-class EvalResult:
-    summary: Summary
-    unreadable: list[str]
-    predictions: list[tuple[str, PredictedDie]]
-    # each read photo's manifest key and score, in order (``intervals.bootstrap_intervals``)
-    image_scores: list[tuple[str, ImageScore]] = field(default_factory=list)
-
-
-def evaluate_manifest(
-    manifest: list[ManifestImage],
-    *,
-    reader: Callable | None = None,
-    on_error: Callable[[str], None] | None = None,
-) -> EvalResult:
-    """Run ``reader`` (default: read_pip_dice) on every photo of a loaded manifest."""
-    from companion.vision.frames import FrameUnreadable, load_image
-
-    if reader is None:
-        from companion.vision.pips import read_pip_dice
-
-        reader = read_pip_dice
-    scores, times, unreadable, faces, keys = [], [], [], [], []
-    predictions: list[tuple[str, PredictedDie]] = []
-    for item in manifest:
-        try:
-            image = load_image(item.path)
-        except FrameUnreadable as exc:
-            unreadable.append(item.key)
-            if on_error is not None:
-                on_error(str(exc))
-            continue
-        start = time.perf_counter()
-        readings = reader(image)
-        times.append((time.perf_counter() - start) * 1000.0)
-        preds = predicted_dice(readings)
-        predictions.extend((item.key, p) for p in preds)
-        scores.append(score_image(preds, item.dice))
-        keys.append(item.key)
-        faces.extend(d.face for d in item.dice)
-    return EvalResult(summarise(scores, times, faces), unreadable, predictions,
-                      list(zip(keys, scores, strict=True)))
 
 
 def write_predictions(path: Path, predictions: list[tuple[str, PredictedDie]]) -> None:
@@ -143,16 +93,6 @@ def run(args: argparse.Namespace) -> int:
 # the figures given an interval, and how the text report names them
 INTERVAL_FIGURES = {"end_to_end": "end-to-end", "wrong_confident": "confidently wrong",
                     "precision": "precision", "recall": "recall"}
-
-
-def source_intervals(result: EvalResult) -> tuple[int, dict]:
-    """How many source photos the read photos come from (a Roboflow export's augmented
-    copies share one) and the 95% intervals of the figures, resampling them."""
-    from companion.vision.dice_photos import source_of
-    from companion.vision.intervals import bootstrap_intervals
-
-    groups = [source_of(key) for key, _ in result.image_scores]
-    return len(set(groups)), bootstrap_intervals([s for _, s in result.image_scores], groups)
 
 
 def _reader_for(args: argparse.Namespace) -> tuple[Callable, str]:

@@ -7,9 +7,8 @@ import json
 import sys
 
 from companion.gamelog import read_log
-from companion.games.registry import status_lines, summary
+from companion.games import registry
 from companion.loop import judged_lines
-from companion.rules.engine import new_state
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,11 +29,12 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"replay: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    state = new_state()
+    game = registry.default()
+    state = game.new_state()
     # The same walk as resume_state (companion.loop.judged_lines), with replay's policy:
     # stop at the first problem, or report each and go on with --skip-invalid.
-    for judged in judged_lines(contents, state):
-        state = judged.state
+    for judged in judged_lines(contents, state, game):
+        game, state = judged.game, judged.state
         problem = judged.problem
         if problem is None:
             continue
@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
         if problem.code == "damaged":
             return 2  # a damaged (checksum) line ends what can be trusted, skip or not
     if args.json:
-        print(json.dumps(summary(state)))
+        print(json.dumps(game.summary(state)))
     else:
-        text = "\n".join(status_lines(state))
+        text = "\n".join(game.status_lines(state))
         print(text.encode("utf-8", "backslashreplace").decode("utf-8"))
     return 0

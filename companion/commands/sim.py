@@ -18,12 +18,9 @@ from pathlib import Path
 from companion.config import PIP_READERS
 from companion.events import EventFormatError, decode, is_comment, split_lines
 from companion.gamelog import GameLog
-from companion.games.registry import summary
 from companion.hardware.arbitration import ArbiterConfig
 from companion.hardware.buttons import DEFAULT_PINS
 from companion.loop import Referee, resume_state
-from companion.rules.engine import winners_of
-from companion.rules.state import GAME_OVER, GameState
 from companion.table_builder import ButtonParts, TableBuilder, wire_speaker
 
 
@@ -82,18 +79,13 @@ def _open_log(path: str | None) -> tuple[GameLog | None, Referee]:
     log = GameLog(path)
     if report.events:
         notes.append(f"resumed {path}: {report.events} events")
-    if state.phase == GAME_OVER and not isinstance(state, GameState):
-        notes.append("this game is over; `new ...` starts a new game in a new log")
-    elif state.phase == GAME_OVER:
-        winners = winners_of(state)
-        who = " and ".join(state.seats[w].name for w in winners)
-        notes.append(
-            (f"this game is over: winner {who}" if winners else "this game is over (tally)")
-            + "; `new ...` starts a new game in a new log"
-        )
+    game = report.game
+    if game.over(state):
+        notes.append(game.over_line(state) + "; `new ...` or `play GAME NAME...` starts a "
+                     "new game in a new log")
     for note in notes:
         print(note, file=sys.stderr)
-    referee = Referee(state=state, log=log)
+    referee = Referee(state=state, game=game, log=log)
     referee.messages.extend(notes)
     return log, referee
 
@@ -242,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
                     print(f"sim: {log.fault.text}", file=sys.stderr)
             if speaker is not None:
                 speaker.close()  # type: ignore[attr-defined]
-        print(json.dumps(summary(referee.state)))
+        print(json.dumps(referee.game.summary(referee.state)))
         return 2 if args.strict and rejected else 0
     if args.headless:
         print("sim: --headless needs --script FILE", file=sys.stderr)

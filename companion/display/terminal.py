@@ -3,9 +3,10 @@
 The screen fits 80x24: the LED frame in half-block characters (two pixel rows a line,
 6 lines with its border, the flash word set in the top border), the state in words,
 then the referee's messages (long ones wrapped) and the log as readable lines
-(`sim_table.describe`: positions 1-5, no ts_ns, rejections included), each pane
-keeping its newest lines. `help` replaces the panes with the whole command list
-until the next command.
+(the game's `describe_event`: Vault Assault's heist positions 1-5, no ts_ns,
+rejections included), each pane keeping its newest lines. The game's lines come with
+the view (`View.game`); this module knows no game. `help` replaces the panes with
+the whole command list until the next command.
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from companion.display.frame import Frame
-from companion.games.registry import status_lines  # each game's own lines
-from companion.loop import View
-from companion.rules.engine import Result
+from companion.display.view import Shown, View
 
 CLEAR = "\x1b[H\x1b[2J"
 COLUMNS = 80
@@ -57,15 +56,15 @@ def _wrapped(messages: Sequence[str], width: int = COLUMNS) -> list[str]:
     return out
 
 
-def _described(recent_events: Sequence[str]) -> list[str]:
-    from companion.sim_table import describe
-
+def _described(recent_events: Sequence[str], game: Shown | None) -> list[str]:
     lines = []
     for text in recent_events:
         try:
-            lines.append(describe(json.loads(text)))
+            event = json.loads(text)
         except ValueError:
             lines.append(text)
+            continue
+        lines.append(game.describe_event(event) if game is not None else text)
     return lines
 
 
@@ -80,10 +79,12 @@ def render_view(
     if help_lines:
         lines += [_clip(h) for h in help_lines]
     else:
-        lines += [_clip(s) for s in status_lines(view.state)]
+        if view.game is not None:
+            lines += [_clip(s) for s in view.game.status_lines(view.state)]
         if view.camera:
             lines.append(_clip(view.camera))
-        log = list(log_lines) if log_lines is not None else _described(view.recent_events)
+        log = (list(log_lines) if log_lines is not None
+               else _described(view.recent_events, view.game))
         room = max(2, rows - len(lines) - 2 - (1 if prompt else 0))
         messages = _wrapped(view.messages)
         n_log = min(len(log), max(1, room // 2 - 1))
@@ -120,15 +121,17 @@ class TerminalDisplay:
         self._last = ""
         self._view: View | None = None
 
-    def on_event(self, event: Any, result: Result) -> None:
-        from companion.sim_table import describe
-
+    def on_event(self, event: Any, result: Any) -> None:
+        """A referee listener: the event in words (by the game of the last view, drawn
+        before the listeners are told), with its rejection."""
         if self.log is None:
             self.log = deque(maxlen=20)
+        game = self._view.game if self._view is not None else None
+        line = game.describe_event(event) if game is not None else repr(event)[:120]
         if result.rejection:
-            self.log.append(f"✗ {describe(event)}: {result.rejection}")
+            self.log.append(f"✗ {line}: {result.rejection}")
         else:
-            self.log.append(describe(event))
+            self.log.append(line)
         if self._view is not None:  # the referee drew before telling its listeners
             self.show(self._view)
 

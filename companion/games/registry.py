@@ -4,26 +4,29 @@
 A `Game` holds a game's rules (new state, apply, summary) and the hooks the house
 calls instead of knowing the game: whether the buttons race now (`buzz_armed`) and
 whose press answers the race (`late_seat`), what a press means otherwise
-(`press_event`), the LED board and the terminal's lines
-(`render`, `status_lines`), the sim's short commands (`parse_command`, `help`), the
-page's legal moves and extra fields (`page_moves`, `page_details`) and how a camera
-reading becomes advice (`camera_advice`) and what the table hears of dice the camera
-could not read (`camera_unread`). Vault Assault's entry wraps its existing
-modules unchanged; it is also the default (a log without `new_game`, a fresh box).
+(`press_event`), the seat lamps and the bar (`live_seats`, `bar`), the LED board and
+the terminal's lines (`render`, `status_lines`, `describe`), the sim's short commands
+(`parse_command`, `new_command`, `help`), the page's legal moves and fields
+(`page_moves`, `page_state`, `page_details`, `seat_names`), what the table hears
+(`callouts`, `spoken`), and what the camera's readings mean (`camera_sense`,
+`camera_render`, or the house's pip reading through `camera_event`, `camera_advice`
+and `camera_unread`). Every game is a guest alike; Vault Assault is also the default
+(a log without `new_game`, a fresh box).
 
-`judge(state, event)` is the one place an event meets a game: the game of `state`,
-or, for a `new_game` while no game has started, the game that event names.
+`judge(state, event)` is the one place an event meets a game when only a state is at
+hand: the game of `state`, or, for a `new_game` while no game has started, the game
+that event names. The Referee holds its game instead (`chosen_by`).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from companion.rules.engine import Result
+from companion.games.base import Result
 
 DEFAULT = "vault-assault"
 NO_GAME = "no_game"  # every game's state has a `phase`; this one before new_game
@@ -31,7 +34,7 @@ GAME_OVER = "game_over"
 
 # id -> the module holding its `GAME` (imported on first use)
 MODULES = {
-    "vault-assault": "companion.games.vault_assault",
+    "vault-assault": "companion.games.vault_assault.table",
     "big-score": "companion.games.big_score.table",
     "vault-solitaire": "companion.games.vault_solitaire.table",
     "vault-abstract": "companion.games.vault_abstract.table",
@@ -50,6 +53,10 @@ def _no_details(state: Any) -> dict[str, Any]:
     return {}
 
 
+def _nothing(state: Any) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Game:
     id: str
@@ -59,11 +66,17 @@ class Game:
     apply: Callable[..., Result]  # (state, event, undo_limit=None) -> Result
     summary: Callable[[Any], dict[str, Any]]
     event_types: frozenset[str]
-    render: Callable[..., Any]  # (state, flash, tick, mosaic) -> Frame
+    render: Callable[..., Any]  # (state, flash=None, tick=0) -> Frame
     status_lines: Callable[[Any], list[str]]
     parse_command: Callable[[str, Any], dict[str, Any]]  # ValueError: one line
-    help: str
+    help: str  # the game's own commands, one a line (the house adds new/play/help)
     page_moves: Callable[..., dict[str, Any]]  # (state, new_game_after_over=False)
+    players: tuple[int, int]  # how many may play: (fewest, most)
+    # The words after `new` (or `play GAME`) for people, e.g. "NAME", "Ann Bob".
+    new_words: str = "NAME..."
+    # Those words -> this game's new_game (ValueError: one line); None: the names
+    # (as many as `players` allows), after their count if it is said.
+    new_command: Callable[[list[str]], dict[str, Any]] | None = None
     # Whether the seat buttons race now (the arbiter's windows); Vault: the assault.
     buzz_armed: Callable[[Any], bool] = field(default=lambda state: False)
     # The race's late seat (the seat whose press answers the race; the arbiter's
@@ -77,11 +90,43 @@ class Game:
         default=lambda state, ts_ns, last: None)
     # What a press means when they do not race (None: nothing, said on the display).
     press_event: Callable[[Any, int, int], dict[str, Any] | None] = _no_press
+    # The seats whose button counts now, lit on the seat lamps (Vault Assault: the
+    # robbers still racing and the cops once they may call the Arrest).
+    live_seats: Callable[[Any], set[int]] = field(default=lambda state: set())
+    # How many lamps of the bar are lit (Vault Assault: the stages the cops claimed).
+    bar: Callable[[Any], int] = field(default=lambda state: 0)
+    # Why a seat's key presses nothing (a seat this game has not), or None.
+    no_seat: Callable[[Any, int], str | None] = field(default=lambda state, seat: None)
+    # Whether a game that is over is finished for good: a new game then starts a new
+    # log (Vault Assault: every seat tallied). None: as soon as it is over.
+    done: Callable[[Any], bool] | None = None
+    # One line on a finished game, for the sim resuming its log.
+    over_line: Callable[[Any], str] = field(default=lambda state: "this game is over")
+    # The page's top level for this game besides the house's keys (None: the summary,
+    # also whole under "summary", with title, phase, status, events_applied, details).
+    page_state: Callable[[Any], dict[str, Any]] | None = None
     page_details: Callable[[Any], dict[str, Any]] = _no_details
+    # The players in seat order, by name ([] while none is seated).
+    seat_names: Callable[[Any], list[str]] = field(default=lambda state: [])
+    # An event as the page shows it when it must differ from the log pane's (Vault
+    # Assault: the cops' row hidden until the heist ends); None: as `public` shows it.
+    page_event: Callable[[dict[str, Any]], dict[str, Any] | None] = field(
+        default=lambda event: None)
+    # What the table hears of an event: (event, Result) -> phrases; None: each output
+    # named in `spoken`, its text without seat tags; phrases worth rendering ahead.
+    callouts: Callable[[Mapping[str, Any], Result], list[str]] | None = None
+    spoken: frozenset[str] = frozenset()
+    common_phrases: tuple[str, ...] = ()
+    # A new reader of the camera's settled readings for this game, given the profile's
+    # dice data (or None): its `read(state, reading)` gives a
+    # companion.games.camera_sense.Seen. None: the house reads the pip dice, left to
+    # right, and asks `camera_event`, `camera_advice` and `camera_unread`.
+    camera_sense: Callable[[Any], Any] | None = None
+    # The LED board with what the camera sees drawn in (state, flash, tick, the
+    # reader's overlay) -> Frame (Vault Assault: the stage mosaics' pieces in place);
+    # None: the camera draws nothing on the board.
+    camera_render: Callable[[Any, str | None, int, Any], Any] | None = None
     camera_advice: Callable[[Any, Any], str | None] = _no_advice
-    # What the camera reads: "mosaic" (Vault Assault's stage mosaics and robbers' dice,
-    # shown as advice) or "pips" (the settled pip dice, left to right).
-    camera_reads: str = "pips"
     # An event the camera's pip reading proposes (logged like any event; the table
     # takes it or not: Vault solitaire's `seen`), or None: nothing new to propose.
     camera_event: Callable[[Any, Any], dict[str, Any] | None] = field(
@@ -95,8 +140,7 @@ class Game:
     # A window the table's timer closes on its own (companion.window_timer): (a key
     # for this window, the event that closes it[, its own seconds]), or None while none
     # is open.
-    timed_window: Callable[[Any], tuple[Any, ...] | None] = field(
-        default=lambda state: None)
+    timed_window: Callable[[Any], tuple[Any, ...] | None] = _nothing
 
     # Events that carry one player's secret choice (The Big Score's `choose`): a phone
     # that said which player it is sends them for that player only.
@@ -106,6 +150,8 @@ class Game:
     # logged one (a secret choice); None: the line as logged.
     public: Callable[[dict[str, Any]], dict[str, Any] | None] = field(
         default=lambda event: None)
+    # One readable line for an event of this game's log (None: the house's line).
+    describe: Callable[[dict[str, Any]], str | None] = field(default=lambda event: None)
 
     def public_line(self, event: dict[str, Any]) -> str | None:
         from companion.events import encode
@@ -118,6 +164,51 @@ class Game:
 
     def over(self, state: Any) -> bool:
         return bool(self.summary(state).get("over")) if self.started(state) else False
+
+    def finished(self, state: Any) -> bool:
+        """Over for good: a `new_game` now starts the next game in a new log."""
+        if self.done is not None:
+            return self.started(state) and self.done(state)
+        return self.over(state)
+
+    def new_game(self, words: list[str]) -> dict[str, Any]:
+        """This game's new_game from the words after `new` or `play GAME`."""
+        if self.new_command is not None:
+            return self.new_command(words)
+        names = [w for w in words if "=" not in w]
+        if names and names[0].isdigit() and int(names[0]) == len(names) - 1:
+            names = names[1:]  # `new 2 Ann Bob`: the count said before the names
+        lo, hi = self.players
+        if not lo <= len(names) <= hi:
+            want = str(lo) if lo == hi else f"{lo}-{hi}"
+            raise ValueError(f"give {want} names")
+        return {"type": "new_game", "game": self.id, "players": len(names), "names": names}
+
+    def page_fields(self, state: Any) -> dict[str, Any]:
+        """The page's state for this game, before the house's keys (moves, history,
+        messages, ...): the game's `page_state`, or its `replay --json` summary at the
+        top level (the abstract game's list of played "moves" is overwritten there by
+        the legal moves) and whole under "summary", and its own "details"."""
+        if self.page_state is not None:
+            return self.page_state(state)
+        summary_ = self.summary(state)
+        return {
+            **summary_,
+            "summary": summary_,
+            "title": self.name,
+            "phase": state.phase,
+            "status": self.status_lines(state),
+            "events_applied": state.events_applied,
+            "details": self.page_details(state),
+        }
+
+    def describe_event(self, event: Any) -> str:
+        """One readable line for a line of the log (the sim's log pane)."""
+        if isinstance(event, dict):
+            own = self.describe(event)
+            if own is not None:
+                return own
+        return describe(event)
 
 
 @cache
@@ -134,33 +225,39 @@ def default() -> Game:
     return get(DEFAULT)
 
 
-def of_state(state: Any) -> Game:
-    """The game a state belongs to (Vault Assault's for anything else)."""
+def games() -> Iterator[Game]:
+    """Every game this box plays, in the registry's order."""
     for game_id in MODULES:
-        g = get(game_id)
+        yield get(game_id)
+
+
+def of_state(state: Any) -> Game:
+    """The game a state belongs to (the default's for anything else), for callers that
+    hold a state and no game (a replay of states, a test)."""
+    for g in games():
         if isinstance(state, g.state_type):
             return g
     return default()
 
 
-def chosen_by(state: Any, event: Any) -> tuple[Game, Any]:
-    """The game (and state) that judges `event`: a `new_game` naming a known game,
-    while no game has started, switches to that game's new state."""
-    current = of_state(state)
+def chosen_by(game: Game, state: Any, event: Any) -> tuple[Game, Any]:
+    """The game (and state) that judges `event`: `game`'s, except that a `new_game`
+    naming another known game, while `game` has not started, switches to that game's
+    new state."""
     if (
         isinstance(event, Mapping)
         and event.get("type") == "new_game"
-        and not current.started(state)
+        and event.get("game") != game.id
         and known(event.get("game"))
-        and event.get("game") != current.id
+        and not game.started(state)
     ):
         g = get(event["game"])
         return g, g.new_state()
-    return current, state
+    return game, state
 
 
 def judge(state: Any, event: Any, undo_limit: int | None = None) -> Result:
-    game, state = chosen_by(state, event)
+    game, state = chosen_by(of_state(state), state, event)
     return game.apply(state, event, undo_limit)
 
 
@@ -172,45 +269,35 @@ def status_lines(state: Any) -> list[str]:
     return of_state(state).status_lines(state)
 
 
-def parse_command(text: str, state: Any) -> dict[str, Any]:
-    """A short command for the game being played; before any game, `play GAME NAME...`
-    starts one of the others (`new ...` stays Vault Assault's)."""
-    game = of_state(state)
-    words = text.split()
-    if words and words[0].lower() == "play" and not game.started(state):
-        return play_command(words[1:])
-    return game.parse_command(text, state)
+def parse_command(text: str, state: Any) -> Any:
+    """A short command at the table for the game of `state` (companion.games.house)."""
+    from companion.games.house import command
+
+    return command(text, of_state(state), state)
 
 
-PLAYERS = {"big-score": (1, 6), "vault-solitaire": (1, 1), "vault-abstract": (2, 2)}
+def describe(event: Any) -> str:
+    """The house's readable line for a log line no game describes: a new game, a
+    rejected input, an undo, else the event as JSON without its stamp."""
+    import json
 
-
-def play_command(args: list[str]) -> dict[str, Any]:
-    """`play big-score Ann Bob Cat`, `play vault-solitaire Sam`, `play vault-abstract
-    Ann Bob` -> that game's new_game. Big Score needs `floor=T,T,T,T,T`; the First Player
-    Marker goes to the first name (the youngest) unless `first=SEAT`; its Act I holdings
-    come only with a JSON new_game."""
-    if not args or args[0] not in PLAYERS:
-        raise ValueError("usage: play big-score|vault-solitaire|vault-abstract NAME...")
-    game_id = args[0]
-    names = [a for a in args[1:] if "=" not in a]
-    options = dict(a.split("=", 1) for a in args[1:] if "=" in a)
-    lo, hi = PLAYERS[game_id]
-    if not lo <= len(names) <= hi:
-        want = str(lo) if lo == hi else f"{lo}-{hi}"
-        raise ValueError(f"play {game_id}: give {want} names")
-    event: dict[str, Any] = {"type": "new_game", "game": game_id, "players": len(names),
-                             "names": names}
-    if game_id == "big-score":
-        if "floor" not in options:
-            raise ValueError("play big-score NAME... floor=T,T,T,T,T [first=SEAT]")
-        event["floor"] = [t for t in options["floor"].split(",") if t]
-        # No Act I holdings here: everyone ties for the fewest payout tokens, and the
-        # rulebook's tie-break (the youngest) is the first name listed unless first= says.
-        event["first_player"] = 0
-        if "first" in options:
-            try:
-                event["first_player"] = int(options["first"])
-            except ValueError:
-                raise ValueError(f"first= must be a seat, got {options['first']!r}") from None
-    return event
+    if not isinstance(event, dict):
+        return repr(event)
+    kind = event.get("type")
+    try:
+        if kind == "new_game":
+            names = ", ".join(str(n) for n in event.get("names", []))
+            game = event.get("game")
+            title = get(game).name if known(game) else str(game)[:40]
+            return f"new game of {title}: {event.get('players')} players ({names})"
+        if kind == "rejected":
+            return f"REJECTED {event.get('reason')}"
+    except (TypeError, ValueError, AttributeError):
+        pass
+    if kind == "undo":
+        return "undo"
+    shown = {k: v for k, v in event.items() if k != "ts_ns"}
+    try:
+        return json.dumps(shown, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return repr(shown)[:120]

@@ -119,10 +119,6 @@ def encode(kind: str, *args: int | str) -> bytes:
     return line
 
 
-def encode_message(message: Message) -> bytes:
-    return encode(message.kind, *message.args)
-
-
 def parse_line(line: bytes, kinds: dict[str, str] = PICO_KINDS) -> Message:
     """Check and split one line (with or without its newline)."""
     raw = line[:-1] if line.endswith(b"\n") else line

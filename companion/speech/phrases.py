@@ -1,12 +1,10 @@
-"""What the box says out loud: a pure function from what the referee did (the event and
-its Result) to a few short phrases.
+"""What the box says out loud: a pure function from what the referee did (the event
+and its Result, judged by the game being played) to a few short phrases.
 
-Only what the table must hear is spoken: the shouts of the game (Go!, Bang!, each stage
-with its yell, Hostage!, Backup!, Empty!, Escaped!, Arrested!), the verdict of a photo
-finish with its margin in words, false starts and the rejections a player at the table
-would otherwise miss (a press too late, an Arrest before stage 3, an escape with a
-hostage set aside), whose turn it is to be the cops, and the winner. Typos and other
-rejections of typed input stay on the screen.
+A game says what it likes (`Game.callouts`: Vault Assault's shouts, verdicts and
+winner); the house says the others' spoken outputs (`Game.spoken`), each its own text
+without seat tags, and "Undone." for an undo; rejections stay on the screen. Here too:
+the camera's unread dice and the pairing PIN, said.
 """
 
 from __future__ import annotations
@@ -15,175 +13,37 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from companion.rules.engine import Result, rejection_code, total_of
-from companion.rules.state import GameState
-from companion.speech.numbers import margin_words, number_words
+from companion.games.base import Result
+from companion.speech.numbers import number_words
 
-STAGE_YELLS = {
-    1: "Stage one. Fuel up! Yell a donut flavour!",
-    2: "Stage two. Dispatch! Yell a street name!",
-    3: "Stage three. Crime scene! Yell surrounded!",
-}
-
-_SEAT_TAG = re.compile(r" \(seat \d+\)")
+SEAT_TAG = re.compile(r" \(seat \d+\)")
 
 
-def _name(state: GameState, seat: Any) -> str:
-    if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < state.nseats:
-        return state.seats[seat].name
-    return "someone"
-
-
-def _names(state: GameState, seats: Any) -> str:
-    if not isinstance(seats, list | tuple):
-        return ""
-    names: list[str] = []
-    for s in seats:
-        name = _name(state, s)
-        if name not in names:
-            names.append(name)
-    if len(names) <= 1:
-        return "".join(names)
-    return ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _money(n: int) -> str:
-    return number_words(n) + " dollars"
-
-
-def photo_finish_phrase(state: GameState, event: Mapping[str, Any]) -> str | None:
-    """ "Photo finish! Ann, by four tenths of a millisecond." for a verdict's first press."""
-    finish = event.get("photo_finish")
-    if not isinstance(finish, dict):
-        return None
-    margin = finish.get("margin_ns")
-    seats = finish.get("seats") or []
-    ties = finish.get("ties") or []
-    if not isinstance(margin, int) or isinstance(margin, bool):
-        return "Photo finish!"
-    if ties and len(seats) > 1 and set(seats[:2]) <= set(ties[0]):
-        return "Photo finish! A tie, decided by the tie rule."
-    return f"Photo finish! {_name(state, event.get('seat'))}, by {margin_words(margin)}."
-
-
-def rejection_phrase(state: GameState, event: Mapping[str, Any], reason: str) -> str | None:
-    """The rejections worth hearing: those of a button press, and stages out of order,
-    chosen by the rejection's code (companion.rules.engine.Rejection), never its text."""
-    kind = event.get("type")
-    code = rejection_code(reason)
-    who = _name(state, event.get("seat"))
-    if kind == "buzz":
-        return {
-            "false_start": f"False start! {who}.",
-            "too_late": f"Too late, {who}.",
-            "arrest_too_early": "Not yet! The cops need all three stages before the arrest.",
-            "hostage_set_aside": f"{who}, you have a hostage set aside. Backup first!",
-        }.get(code or "")
-    if kind == "stage" and code == "stage_out_of_order" and state.turn is not None:
-        return f"Stage {number_words(state.turn.stages + 1)} comes next."
-    if kind == "stage" and code == "bank_empty":
-        return "The bank is empty. No more stages: go for the arrest!"
-    if kind == "dye_pack" and code == "one_bang_per_stage":
-        return "Only one bang before each stage."
-    return None
-
-
-def winners_phrase(state: GameState) -> str | None:
-    from companion.rules.engine import winners_of
-
-    winners = winners_of(state)
-    if not winners:
-        return None
-    total = total_of(state, winners[0]) or 0
-    if len(winners) == 1:
-        return f"The winner is {_name(state, winners[0])}, with {_money(total)}!"
-    return f"A tie! The winners are {_names(state, list(winners))}, with {_money(total)} each!"
-
-
-def callouts(event: Any, result: Result) -> list[str]:
-    """The phrases to say for one event the referee handled (accepted or rejected)."""
+def callouts(event: Any, result: Result, game: Any = None) -> list[str]:
+    """The phrases to say for one event the referee handled (accepted or rejected) in
+    `game` (a companion.games.registry.Game; None: the game of the result's state)."""
     if not isinstance(event, Mapping):
         return []
-    state = result.state
-    if not isinstance(state, GameState):  # another game (companion.games.registry)
-        return other_game_callouts(event, result)
-    if result.rejection:
-        phrase = rejection_phrase(state, event, result.rejection)
-        return [phrase] if phrase else []
-    said: list[str] = []
-    finish = photo_finish_phrase(state, event)
-    for out in result.outputs:
-        name = out.name
-        if name == "go":
-            said.append("Go!")
-        elif name == "stage":
-            said.append(STAGE_YELLS.get(event.get("stage"), "Stage!"))  # type: ignore[arg-type]
-        elif name == "bang":
-            said.append(f"Bang! Tiles from {_names(state, event.get('targets'))}.")
-        elif name == "hostage":
-            said.append(f"Hostage! {_name(state, out.seat)}.")
-        elif name == "backup":
-            said.append(f"Backup! {_name(state, out.seat)}.")
-        elif name == "empty":
-            said.append("Empty! Everyone, escape or arrest!")
-        elif name == "escaped":
-            said.append(f"Escaped! {_name(state, out.seat)}.")
-            if finish:
-                said.append(finish)
-        elif name == "arrested":
-            caught = _SEAT_TAG.sub("", out.text.removeprefix("Arrested! "))
-            said.append("Arrested!" + ("" if caught == "nobody" else f" {caught}."))
-            if finish:
-                said.append(finish)
-        elif name == "diamond":
-            said.append(f"Diamond! {_name(state, out.seat)}.")
-        elif name == "trap":
-            said.append(f"Trap! {_name(state, out.seat)} takes a hostage die.")
-        elif name == "alarm" and out.kind == "flash":
-            said.append("Alarm!")
-        elif name == "heist_over":
-            said.append("The heist is over. Get ready for the race.")
-        elif name == "impound" and out.seat is None:
-            said.append("Cops, choose a getaway car to impound.")
-        elif name == "cops":
-            said.append(f"{_name(state, state.cop)}, you are the cops. Hide the diamond.")
-        elif name == "round":
-            said.append(_SEAT_TAG.sub("", out.text) + ".")
-        elif name == "game_over":
-            said.append("Game over! Count your cash.")
-        elif name == "winners":
-            phrase = winners_phrase(state)
-            if phrase:
-                said.append(phrase)
-        elif name == "undo":
-            said.append("Undone.")
-    return said
+    if game is None:
+        from companion.games import registry
+
+        game = registry.of_state(result.state)
+    if game.callouts is not None:
+        return game.callouts(event, result)  # type: ignore[no-any-return]
+    return spoken_outputs(game.spoken, result)
 
 
-# The other games' outputs said out loud: their texts, by output name.
-SPOKEN_OUTPUTS = frozenset({
-    # The Big Score: the choosing window, who has chosen (never what), the reveal, the
-    # cop track, fleeing, Busted, the marker and the trade order, the winner.
-    "new_game", "choose", "chosen", "reveal", "cop", "fled", "busted", "over",
-    "first_player", "trade", "winners",
-    # Vault (solitaire): the round's roll, a line cracked, a lock closing, the score.
-    "roll", "gems", "lock",
-    # Vault (abstract): captures, the win, an agreed draw.
-    "capture", "win", "draw",
-})
-
-
-def other_game_callouts(event: Mapping[str, Any], result: Result) -> list[str]:
-    """The Big Score, Vault (solitaire), Vault (abstract): each spoken output's own
-    text, without seat tags ("Act II" read "Act two"); rejections stay on the screen."""
+def spoken_outputs(spoken: frozenset[str], result: Result) -> list[str]:
+    """Each output named in `spoken`, its text without seat tags ("Act II" read "Act
+    two"), and "Undone." for an undo; nothing for a rejection."""
     if result.rejection:
         return []
     said: list[str] = []
     for out in result.outputs:
         if out.name == "undo":
             said.append("Undone.")
-        elif out.name in SPOKEN_OUTPUTS and out.text:
-            text = _SEAT_TAG.sub("", out.text).replace("Act II", "Act two")
+        elif out.name in spoken and out.text:
+            text = SEAT_TAG.sub("", out.text).replace("Act II", "Act two")
             said.append(text if text.endswith(("!", ".", "?")) else text + ".")
     return said
 
@@ -199,14 +59,3 @@ def pin_phrase(pin: str) -> str:
     """A pairing PIN read digit by digit: "The pin is four, seven, one, nine."."""
     digits = ", ".join(number_words(int(c)) if c.isdigit() else c for c in pin)
     return f"The pin is {digits}."
-
-
-# Phrases worth rendering ahead, so the first of each plays at once.
-COMMON_PHRASES = (
-    "Go!",
-    *STAGE_YELLS.values(),
-    "Empty! Everyone, escape or arrest!",
-    "Alarm!",
-    "Cops, choose a getaway car to impound.",
-    "Not yet! The cops need all three stages before the arrest.",
-)

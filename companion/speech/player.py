@@ -256,7 +256,8 @@ def make_speaker(
         aplay=aplay,
         notice=notice,
     )
-    from companion.speech.phrases import COMMON_PHRASES
+    from companion.games import registry
 
-    speaker.prerender(COMMON_PHRASES)
+    for game in registry.games():  # each game's phrases worth rendering ahead
+        speaker.prerender(game.common_phrases)
     return speaker

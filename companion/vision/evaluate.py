@@ -1,4 +1,5 @@
-"""Scoring pip-dice readings against a labelled photo manifest. Pure: no OpenCV here.
+"""Scoring pip-dice readings against a labelled photo manifest. No OpenCV at import:
+``evaluate_manifest`` loads the photos (and the default reader) when it runs.
 
 Manifest format (see ../shared/datasets/dice-photos/README.md): a CSV with the header
 ``image,face,x0,y0,x1,y1`` and one row per labelled die; ``image`` is relative to the
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import statistics
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +30,8 @@ from companion.vision.types import UNKNOWN, DieReading, box_side
 
 FACES = ("1", "2", "3", "4", "5", "6")
 MANIFEST_HEADER = ("image", "face", "x0", "y0", "x1", "y1")
+# a Roboflow export's file name: the source photo's name, its suffix, then ".rf.<hash>"
+_RF = re.compile(r"^(.*?)_(?:jpg|jpeg|png)\.rf\.[0-9a-f]+\.\w+$", re.IGNORECASE)
 
 
 class ManifestError(ValueError):
@@ -117,6 +122,13 @@ def load_manifest(csv_path: str | Path) -> list[ManifestImage]:
     if not order:
         raise ManifestError(f"{csv_path}: no labelled dice")
     return [ManifestImage(key=k, path=base / k, dice=tuple(dice[k])) for k in order]
+
+
+def source_of(key: str) -> str:
+    """The source photo of a Roboflow export file name (augmented copies share it)."""
+    name = Path(key).name
+    m = _RF.match(name)
+    return m.group(1) if m else Path(name).stem
 
 
 def _inside(point: tuple[float, float], box: tuple[float, float, float, float]) -> bool:
@@ -329,3 +341,63 @@ def format_report(summary: Summary, title: str = "") -> str:
             f"   {face}    {cells}{s.unknown_by_face[i]:>6}{s.missed_by_face[i]:>6}"
         )
     return "\n".join(lines)
+
+
+
+@dataclass
+class EvalResult:
+    """What ``evaluate_manifest`` read: the figures, the photos it could not read, every
+    predicted die (with its photo's manifest key) and each read photo's score."""
+
+    summary: Summary
+    unreadable: list[str]
+    predictions: list[tuple[str, PredictedDie]]
+    # each read photo's manifest key and score, in order (``intervals.bootstrap_intervals``)
+    image_scores: list[tuple[str, ImageScore]] = field(default_factory=list)
+
+
+def evaluate_manifest(
+    manifest: list[ManifestImage],
+    *,
+    reader: Callable | None = None,
+    on_error: Callable[[str], None] | None = None,
+) -> EvalResult:
+    """Run ``reader`` (default: read_pip_dice) on every photo of a loaded manifest, each
+    photo alone, as the camera would hand it over; a photo that cannot be read is left out
+    (its key in ``unreadable``) and ``on_error`` gets its one-line error."""
+    from companion.vision.frames import FrameUnreadable, load_image
+
+    if reader is None:
+        from companion.vision.pips import read_pip_dice
+
+        reader = read_pip_dice
+    scores, times, unreadable, faces, keys = [], [], [], [], []
+    predictions: list[tuple[str, PredictedDie]] = []
+    for item in manifest:
+        try:
+            image = load_image(item.path)
+        except FrameUnreadable as exc:
+            unreadable.append(item.key)
+            if on_error is not None:
+                on_error(str(exc))
+            continue
+        start = time.perf_counter()
+        readings = reader(image)
+        times.append((time.perf_counter() - start) * 1000.0)
+        preds = predicted_dice(readings)
+        predictions.extend((item.key, p) for p in preds)
+        scores.append(score_image(preds, item.dice))
+        keys.append(item.key)
+        faces.extend(d.face for d in item.dice)
+    return EvalResult(summarise(scores, times, faces), unreadable, predictions,
+                      list(zip(keys, scores, strict=True)))
+
+
+def source_intervals(result: EvalResult) -> tuple[int, dict]:
+    """How many source photos the read photos come from (a Roboflow export's augmented
+    copies share one: ``source_of``) and the 95% intervals of the figures, resampling
+    them (``intervals.bootstrap_intervals``)."""
+    from companion.vision.intervals import bootstrap_intervals
+
+    groups = [source_of(key) for key, _ in result.image_scores]
+    return len(set(groups)), bootstrap_intervals([s for _, s in result.image_scores], groups)

@@ -19,9 +19,9 @@ import numpy as np
 from companion.vision.evaluate import ImageScore
 
 FIGURES = ("end_to_end", "wrong_confident", "precision", "recall", "objective")
-# the objective tuning maximises (``learned.tune_thresholds``, whose default costs these
-# are): end to end less these per labelled die, per confidently wrong die and per box
-# where no die is
+# the objective tuning maximises (``reader_lab.tune_reader.tune_thresholds``, whose costs
+# these are by default): end to end less these per labelled die, per confidently wrong
+# die and per box where no die is
 WRONG_COST, FALSE_COST = 10.0, 1.0
 
 

@@ -21,14 +21,9 @@ from companion.vision.learned_spec import (  # noqa: F401 (importers find them h
     CROP_SPAN,
     CROP_SPAN_KEY,
     DET_SIZE,
-    LOW_RES_SHARE,
     NOT_A_DIE,
     PAD_VALUE,
-    PART_NETWORKS,
     STRIDE,
-    TRAIN_PARTS,
-    feature_side,
-    grid_tiles,
 )
 from companion.vision.types import box_side
 

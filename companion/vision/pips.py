@@ -26,7 +26,7 @@ from ~40 to ~200 px across and pips darker or lighter than the die all read the 
    check; a face below ``min_confidence`` is reported as "unknown", and below
    _MIN_DIE_CONFIDENCE not at all.
 
-Measured on the real photo sets by ``benchmarks/pip_accuracy.py`` and ``companion eval``.
+Measured on the real photo sets by ``companion eval`` (and the lab's pip_accuracy benchmark).
 """
 
 from __future__ import annotations

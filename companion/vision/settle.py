@@ -82,7 +82,7 @@ class SettleTracker:
     max_area_ratio: readings with a box this many times the median die area are blobs.
     mixed_runs: a run takes a die read "unknown" where it had a face, or the other way
         round (settling it unknown); False, as before issue 9q: any change of face
-        starts the run over (benchmarks/still_stream.py compares the two).
+        starts the run over (the lab's still_stream benchmark compares the two).
     """
 
     def __init__(

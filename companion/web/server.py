@@ -56,20 +56,13 @@ from urllib.parse import urlsplit
 
 from aiohttp import WSMsgType, web
 
+from companion.display.view import View
 from companion.events import EventFormatError, decode
-from companion.games import registry
-from companion.loop import TableLoop, View
-from companion.rules.engine import EVENT_TYPES, NOTE_TYPES
-from companion.web.moves import legal_moves
+from companion.games.base import NOTE_TYPES
+from companion.games.house import Help, command
+from companion.loop import TableLoop
 from companion.web.pairing import Attempt, Pairing
-from companion.web.view import (
-    History,
-    earlier_game,
-    game_payload,
-    led_rows,
-    other_games,
-    state_payload,
-)
+from companion.web.view import History, earlier_game, led_rows, page_payload
 
 STATIC = Path(__file__).parent / "static"
 COOKIE = "vc_session"
@@ -429,7 +422,7 @@ class PageServer:
         if (isinstance(event, dict) and event.get("type") == "new_game"
                 and not result.rejection):
             self.claims.clear()  # a new game: every device says again who it is
-        self.history.add(event, result)
+        self.history.add(event, result, self.referee.game)
 
     @property
     def sockets(self) -> set[web.WebSocketResponse]:
@@ -564,27 +557,17 @@ class PageServer:
     def state(self) -> dict[str, Any]:
         referee = self.referee
         game = referee.game
-        if game.id != registry.DEFAULT:  # another game: its own moves and payload
-            payload = game_payload(
-                referee.state,
-                history=self.history,
-                messages=list(referee.messages),
-                moves=game.page_moves(referee.state, self.new_game_after_over),
-                games=self.games(),
-            )
-            window = self.window()
-            if window is not None:
-                payload["window"] = window
-            return payload
-        payload = state_payload(
+        payload = page_payload(
+            game,
             referee.state,
             history=self.history,
             messages=list(referee.messages),
-            moves=legal_moves(referee.state, new_game_after_over=self.new_game_after_over),
+            moves=game.page_moves(referee.state, self.new_game_after_over),
             games=self.games(),
         )
-        if "new_game" in payload["moves"]:
-            payload["other_games"] = other_games()  # the page may start one of these
+        window = self.window()
+        if window is not None:
+            payload["window"] = window
         return payload
 
     def window(self) -> dict[str, Any] | None:
@@ -602,17 +585,7 @@ class PageServer:
     # ---- which player a device is
     def seat_names(self) -> list[str]:
         """The players of the game being played, in seat order ([] while none is)."""
-        state = self.referee.state
-        if self.referee.game.id == registry.DEFAULT:
-            return [s.name for s in state.seats]
-        summary_ = self.referee.game.summary(state)
-        if isinstance(summary_.get("players"), list):  # The Big Score
-            return [str(p.get("name")) for p in summary_["players"]]
-        if isinstance(summary_.get("names"), list):  # Vault (abstract)
-            return [str(n) for n in summary_["names"]]
-        if summary_.get("name"):  # Vault (solitaire)
-            return [str(summary_["name"])]
-        return []
+        return self.referee.game.seat_names(self.referee.state)
 
     def my_seat(self, token: str | None) -> int | None:
         """The seat this device said it is, while paired and that seat is in the game."""
@@ -873,23 +846,26 @@ class PageServer:
         response.del_cookie(COOKIE, path="/")
         return response
 
-    def event_from_body(self, body: dict[str, Any]) -> dict[str, Any] | str:
-        """The event a body asks for, or a one-line reason it is not an event."""
+    def event_from_body(self, body: dict[str, Any]) -> dict[str, Any] | Help | str:
+        """The event a body asks for, the help (a `{"command": "help"}`), or a one-line
+        reason it is not an event."""
         if "command" in body:
-            command = body["command"]
-            if len(body) != 1 or not isinstance(command, str):
+            command_ = body["command"]
+            if len(body) != 1 or not isinstance(command_, str):
                 return "a command body is {\"command\": \"<short command>\"} and nothing else"
-            if len(command) > 500 or "\n" in command:
+            if len(command_) > 500 or "\n" in command_:
                 return "command: one line of at most 500 characters"
             try:
-                body = registry.parse_command(command, self.referee.state)
+                parsed = command(command_, self.referee.game, self.referee.state)
             except (ValueError, IndexError) as exc:
                 return f"command: {exc}"
+            if isinstance(parsed, Help):
+                return parsed
+            body = parsed
         kind = body.get("type")
         if not isinstance(kind, str):
             return "event has no 'type'"
-        known = EVENT_TYPES if self.referee.game.id == registry.DEFAULT else (
-            self.referee.game.event_types | {"new_game"})
+        known = self.referee.game.event_types | {"new_game"}
         if kind not in known or kind in NOTE_TYPES:
             return f"unknown event type {kind[:40]!r}"
         return body
@@ -903,6 +879,8 @@ class PageServer:
         if body.get("type") == "resume_choice":
             return self._resume_choice(body)
         event = self.event_from_body(body)
+        if isinstance(event, Help):  # `help`: the commands now, no event
+            return self._answer({"help": event.splitlines()})
         if isinstance(event, str):
             return _error(400, event)
         refused = self.not_this_devices(request, event)

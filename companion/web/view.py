@@ -1,9 +1,7 @@
-"""What the table page shows, as JSON: the `replay --json` summary at the top level and
-the rest under keys of their own. Pure functions plus a small history keeper.
-
-The cops' hidden row is never sent while the heist is on: only the positions the
-robbers have flipped (the table sees those dice), and the whole row once the heist is
-over (the cops show their dice).
+"""What the table page shows, as JSON: the game's own fields at the top level (its
+`replay --json` summary among them: `Game.page_fields`) and the house's under keys of
+their own (messages, history, verdict, moves, undo, earlier games). Pure functions
+plus a small history keeper.
 """
 
 from __future__ import annotations
@@ -13,12 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from companion.display.frame import Frame
-from companion.display.model import status_lines
 from companion.events import encode
 from companion.games import registry
-from companion.rules.engine import Result, total_of
-from companion.rules.state import HEIST, HEIST_HIDE, GameState
-from companion.rules.summary import summary
+from companion.games.base import Result
+from companion.games.registry import Game
 
 HISTORY_LENGTH = 200
 GAMES_LISTED = 20
@@ -38,95 +34,31 @@ def describe(event: dict[str, Any], result: Result) -> str:
     return encode(event) if isinstance(event, dict) and "type" in event else repr(event)[:120]
 
 
-def public_event(event: dict[str, Any], state: Any = None) -> dict[str, Any]:
-    """The event as the page may show it: the cops' row hidden until the heist ends;
-    in another game, as its `Game.public` shows it (the sim's log pane does the same),
-    so The Big Score's `choose` says who chose, never what."""
-    if isinstance(event, dict) and event.get("type") == "heist_hide":
-        return {"type": "heist_hide", "row": "hidden"}
-    if isinstance(event, dict) and state is not None:
-        shown = registry.of_state(state).public(event)
-        if shown is not None:
-            return shown
-    if isinstance(event, dict) and event.get("type") == "choose":  # The Big Score: secret
-        return {"type": "choose", "seat": event.get("seat")}
-    return event
-
-
-def seat_details(state: GameState) -> list[dict[str, Any]]:
-    turn = state.turn
-    out = []
-    for i, s in enumerate(state.seats):
-        out.append(
-            {
-                "seat": i,
-                "name": s.name,
-                "cops": bool(turn and turn.cop == i),
-                "cash": s.cash,
-                "total": total_of(state, i),
-                "impounded": list(s.impounded),
-                "hostage": bool(turn and i in turn.hostages),
-                "escaped_now": bool(turn and i in turn.escaped),
-                "arrested_now": bool(turn and i in turn.arrested),
-                "impound_due": bool(turn and i in turn.impounds_due),
-                "tiles_lost": s.tiles_lost,
-            }
-        )
-    return out
-
-
-def turn_details(state: GameState) -> dict[str, Any] | None:
-    turn = state.turn
-    if turn is None:
-        return None
-    heist = None
-    if turn.heist is not None:
-        h = turn.heist
-        revealed: dict[str, str] = {}
-        for _seat, positions in h.flipped:
-            for p in positions:
-                revealed[str(p)] = h.row[p]
-        show_row = state.phase not in (HEIST_HIDE, HEIST)
-        heist = {
-            "row_length": len(h.row),
-            "row": list(h.row) if show_row else None,
-            "revealed": revealed,
-            "flipped": {str(s): sorted(p) for s, p in h.flipped},
-            "in_heist": sorted(h.in_heist),
-            "attempts": h.attempts,
-            "diamond_to": h.diamond_to,
-        }
-    return {
-        "cop": turn.cop,
-        "stages": turn.stages,
-        "preset": turn.preset,
-        "bangs": len(turn.bang_intervals),
-        "bang_since_stage": turn.bang_since_stage,
-        "hostages": sorted(turn.hostages),
-        "escaped": list(turn.escaped),
-        "arrested": sorted(turn.arrested),
-        "impounds_due": sorted(turn.impounds_due),
-        "empty": turn.empty,
-        "heist": heist,
-    }
+def public_event(event: Any, game: Game) -> Any:
+    """The event as the page may show it: as the game's `page_event` shows it (Vault
+    Assault: the cops' row hidden), else as its `public` does (the sim's log pane does
+    the same), so The Big Score's `choose` says who chose, never what."""
+    if not isinstance(event, dict):
+        return event
+    shown = game.page_event(event)
+    if shown is None:
+        shown = game.public(event)
+    return event if shown is None else shown
 
 
 def earlier_game(path: Path) -> dict[str, Any] | None:
-    """A finished or abandoned game from its log: its summary and file name."""
+    """A finished or abandoned game from its log: its summary and file name (None: no
+    game was started in it)."""
     from companion.loop import resume_state
 
     try:
         state, report = resume_state(path)
     except (OSError, ValueError):
         return None
-    game = registry.of_state(state)
-    if game.id != registry.DEFAULT:
-        if not game.started(state):
-            return None
-        return {"log": path.name, "events": report.events, **game.summary(state)}
-    if not state.seats:
+    game = report.game
+    if not game.started(state):
         return None
-    return {"log": path.name, "events": report.events, **summary(state)}
+    return {"log": path.name, "events": report.events, **game.summary(state)}
 
 
 class History:
@@ -145,24 +77,26 @@ class History:
 
     def seed(self, events: list[dict[str, Any]]) -> None:
         """Rebuild from a resumed log (the states the referee replayed)."""
-        from companion.rules.engine import new_state
-
-        state = new_state()
+        game = registry.default()
+        state = game.new_state()
         for event in events:
-            result = registry.judge(state, event)
+            judge, before = registry.chosen_by(game, state, event)
+            result = judge.apply(before, event)
             if event.get("type") == "rejected":
-                self.add(event.get("event", {}), result, reason=event.get("reason"))
+                self.add(event.get("event", {}), result, game, reason=event.get("reason"))
                 continue
-            self.add(event, result)
+            self.add(event, result, judge)
             if not result.rejection:
-                state = result.state
+                game, state = judge, result.state
 
     def add(
         self,
         event: Any,
         result: Result,
+        game: Game | None = None,
         reason: str | None = None,
     ) -> None:
+        """One event the referee judged, by `game` (None: the game of its state)."""
         self.seq += 1
         kind = event.get("type") if isinstance(event, dict) else None
         rejection = reason or result.rejection
@@ -186,14 +120,14 @@ class History:
                 "accepted": True,
                 "text": text,
                 "type": kind,
-                "event": public_event(event, result.state),
+                "event": public_event(event, game or registry.of_state(result.state)),
             }
         )
         if kind == "buzz":
             self._verdict(event, result)
 
     def _verdict(self, event: dict[str, Any], result: Result) -> None:
-        words = [o.text for o in result.outputs if o.name in ("escaped", "arrested")]
+        words = [o.text for o in result.outputs if o.kind == "flash"]  # the verdict's word
         verdict: dict[str, Any] = {
             "seat": event.get("seat"),
             "text": words[0] if words else describe(event, result),
@@ -211,21 +145,26 @@ class History:
             verdict["after_ms"] = after["by_ns"] / 1e6
         self.verdict = verdict
 
-    def undo_takes_back(self, state: GameState) -> str | None:
+    def undo_takes_back(self, state: Any) -> str | None:
         if state.prev is None:
             return None
         return self.undo_stack[-1] if self.undo_stack else "the last event"
 
 
-def _page_common(
+def page_payload(
+    game: Game,
     state: Any,
+    *,
     history: History,
     messages: list[str],
     moves: dict[str, Any],
     games: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """What the page gets for any game: messages, history, verdict, moves, undo."""
-    return {
+    """The page's state: the game's own fields (`Game.page_fields`), then what the page
+    gets for any game: messages, history, verdict, moves, undo, earlier games, and,
+    while a new game may be started, the other games it may be of."""
+    payload = {
+        **game.page_fields(state),
         "messages": messages,
         "history": list(history.entries),
         "history_seq": history.seq,
@@ -234,61 +173,12 @@ def _page_common(
         "undo_takes_back": history.undo_takes_back(state),
         "games": games,
     }
+    if "new_game" in moves:
+        payload["other_games"] = other_games(game)
+    return payload
 
 
-def state_payload(
-    state: GameState,
-    *,
-    history: History,
-    messages: list[str],
-    moves: dict[str, Any],
-    games: list[dict[str, Any]],
-) -> dict[str, Any]:
-    return {
-        **summary(state),
-        "phase": state.phase,
-        "players": state.players,
-        "status": status_lines(state),
-        "diamonds_in_box": state.diamonds_in_box,
-        "bank_empty": state.bank_empty,
-        "sticky_fingers_used": state.sticky_fingers_used,
-        "events_applied": state.events_applied,
-        "seat_details": seat_details(state),
-        "turn": turn_details(state),
-        **_page_common(state, history, messages, moves, games),
-    }
-
-
-def other_games() -> list[dict[str, Any]]:
-    """The games besides Vault Assault a page may start while no game is on."""
-    out = []
-    for game_id, (lo, hi) in registry.PLAYERS.items():
-        out.append({"game": game_id, "name": registry.get(game_id).name,
-                    "players": [lo, hi]})
-    return out
-
-
-def game_payload(
-    state: Any,
-    *,
-    history: History,
-    messages: list[str],
-    moves: dict[str, Any],
-    games: list[dict[str, Any]],
-) -> dict[str, Any]:
-    """The page's state for a game other than Vault Assault: its `replay --json`
-    summary at the top level (with "game") and whole under "summary" (the abstract
-    game's list of played "moves" is overwritten at the top level by the legal moves,
-    as on Vault Assault's page), its own details under "details"."""
-    game = registry.of_state(state)
-    summary_ = game.summary(state)
-    return {
-        **summary_,
-        "summary": summary_,
-        "title": game.name,
-        "phase": state.phase,
-        "status": game.status_lines(state),
-        "events_applied": state.events_applied,
-        "details": game.page_details(state),
-        **_page_common(state, history, messages, moves, games),
-    }
+def other_games(game: Game) -> list[dict[str, Any]]:
+    """The games besides `game` a page may start while no game is on (or after one)."""
+    return [{"game": g.id, "name": g.name, "players": list(g.players)}
+            for g in registry.games() if g is not game]

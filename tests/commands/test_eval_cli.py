@@ -205,8 +205,7 @@ def test_fewshot_profile_from_manifest_reads_another_set(tmp_path, capsys):
 def test_each_read_photo_keeps_its_key_and_score(tmp_path):
     """evaluate_manifest hands back every photo it read with its own score (what the
     bootstrap intervals resample), and leaves an unreadable one out of them."""
-    from companion.commands.eval import evaluate_manifest
-    from companion.vision.evaluate import load_manifest
+    from companion.vision.evaluate import evaluate_manifest, load_manifest
 
     good, broken = tmp_path / "die.png", tmp_path / "broken.png"
     drawn_die_photo(good)

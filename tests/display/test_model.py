@@ -2,17 +2,17 @@ from game_builders import ROW5, at_race, new_game, play, stages
 
 from companion.display.bitfont import FONT_3X5
 from companion.display.frame import Frame
-from companion.display.model import (
+from companion.display.model import flash_frame
+from companion.games.vault_assault.board import (
     SEAT_X,
     STAGE_X,
     board,
-    flash_frame,
     game_over_frame,
     game_over_lines,
     render,
-    status_lines,
 )
-from companion.rules.engine import new_state
+from companion.games.vault_assault.engine import new_state
+from companion.games.vault_assault.status import status_lines
 
 
 def block_lit(frame, x0, y0, w, h):

@@ -19,9 +19,9 @@ from log_lines import unchained
 from companion.cli import main
 from companion.commands.sim import play_script
 from companion.gamelog import GameLog, read_log
-from companion.games import PACKAGES, game, registry
+from companion.games import registry
+from companion.games.vault_assault.state import GameState
 from companion.loop import Referee, resume_state
-from companion.rules.state import GameState
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "tests" / "scripts"
@@ -34,7 +34,7 @@ def events_of(game_id):
 
 
 def expected_summary(game_id):
-    rules = game(game_id)
+    rules = registry.get(game_id)
     state = rules.new_state()
     for ev in events_of(game_id):
         state = rules.apply(state, ev).state
@@ -44,7 +44,7 @@ def expected_summary(game_id):
 def test_registry_has_vault_assault_as_default_and_each_game_by_id():
     assert registry.default().id == "vault-assault"
     assert registry.of_state(GameState()).id == "vault-assault"
-    for game_id in PACKAGES:
+    for game_id in SCRIPT_OF:
         g = registry.get(game_id)
         assert g.id == game_id and registry.of_state(g.new_state()) is g
         assert not g.started(g.new_state())
@@ -52,7 +52,7 @@ def test_registry_has_vault_assault_as_default_and_each_game_by_id():
         registry.get("chess")
 
 
-@pytest.mark.parametrize("game_id", sorted(PACKAGES))
+@pytest.mark.parametrize("game_id", sorted(SCRIPT_OF))
 def test_referee_plays_each_game_from_its_new_game_and_undo_goes_back_to_no_game(game_id):
     ref = Referee()
     evs = events_of(game_id)
@@ -80,7 +80,7 @@ def test_a_started_game_refuses_another_games_new_game_and_unknown_ids_stay_vaul
     assert r.rejection == "new_game: unknown game 'chess' (this referee plays 'vault-assault')"
 
 
-@pytest.mark.parametrize("game_id", sorted(PACKAGES))
+@pytest.mark.parametrize("game_id", sorted(SCRIPT_OF))
 def test_resume_picks_the_game_from_the_logs_first_new_game(tmp_path, game_id):
     path = tmp_path / "g.jsonl"
     evs = events_of(game_id)
@@ -100,7 +100,7 @@ def test_resume_picks_the_game_from_the_logs_first_new_game(tmp_path, game_id):
     assert ref.game.summary(ref.state) == expected_summary(game_id)
 
 
-@pytest.mark.parametrize("game_id", sorted(PACKAGES))
+@pytest.mark.parametrize("game_id", sorted(SCRIPT_OF))
 def test_replay_json_and_sim_script_print_each_games_summary(game_id, capsys):
     script = str(SCRIPTS / SCRIPT_OF[game_id])
     assert main(["replay", script, "--json"]) == 0
@@ -206,7 +206,7 @@ def test_serve_input_plays_another_games_script(tmp_path):
     assert registry.summary(state) == expected_summary("vault-abstract")
 
 
-@pytest.mark.parametrize("game_id", sorted(PACKAGES))
+@pytest.mark.parametrize("game_id", sorted(SCRIPT_OF))
 def test_the_sims_terminal_shows_each_game_without_a_fault(game_id):
     import io
 
@@ -256,7 +256,7 @@ def test_a_log_resumed_in_another_boot_keeps_every_game_whole(tmp_path, game_id)
             fh.write(json.dumps(ev) + "\n")
     state, report = resume_state(path)
     assert report.problems == [] and report.events == len(events) + 1
-    rules = game(game_id)
+    rules = registry.get(game_id)
     plain = rules.new_state()
     for ev in events:
         plain = rules.apply(plain, ev).state

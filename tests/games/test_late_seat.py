@@ -4,7 +4,7 @@ Vault Assault's cops, nobody in the games where the buttons never race."""
 from __future__ import annotations
 
 from companion.games import registry
-from companion.rules.engine import apply, new_state
+from companion.games.vault_assault.engine import apply, new_state
 
 
 def test_vault_assault_late_seat_follows_the_cops():

@@ -9,8 +9,8 @@ from companion.display.bitfont import FONT_3X5, render_text
 from companion.display.model import flash_frame
 from companion.gamelog import read_log
 from companion.games import registry
+from companion.games.vault_assault.state import GameState
 from companion.loop import Referee
-from companion.rules.state import GameState
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 

@@ -1,6 +1,6 @@
 """Every rejection is one line of at most MAX_REASON_CHARS characters, in every game,
 whatever the event holds: the cap is made where a rejection is made
-(`companion.rules.engine.Rejection`), so no handler's wording can break it."""
+(`companion.games.base.Rejection`), so no handler's wording can break it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from companion.events import MAX_REASON_CHARS
 from companion.gamelog import read_log
 from companion.games import registry
-from companion.rules.engine import Rejection
+from companion.games.base import Rejection
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 GAMES = {

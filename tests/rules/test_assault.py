@@ -3,8 +3,8 @@
 import pytest
 from game_builders import ROW5, at_race, new_game, play, reject, stages
 
-from companion.rules.engine import apply
-from companion.rules.state import ASSAULT, GAME_OVER, HEIST_HIDE, IMPOUND
+from companion.games.vault_assault.engine import apply
+from companion.games.vault_assault.state import ASSAULT, GAME_OVER, HEIST_HIDE, IMPOUND
 
 
 def test_go_starts_the_race_with_a_flash():

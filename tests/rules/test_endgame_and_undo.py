@@ -3,9 +3,9 @@
 import pytest
 from game_builders import ROW5, ROW6, at_race, new_game, play, reject, stages
 
-from companion.rules.engine import apply, current_round, new_state, winners_of
-from companion.rules.state import GAME_OVER
-from companion.rules.summary import summary
+from companion.games.vault_assault.engine import apply, current_round, new_state, winners_of
+from companion.games.vault_assault.state import GAME_OVER
+from companion.games.vault_assault.summary import summary
 
 
 def escape_turn(s):

@@ -9,9 +9,15 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from companion.rules import definition as d
-from companion.rules.engine import apply, current_round, new_state, replay, total_turns
-from companion.rules.state import GAME_OVER, NO_GAME, GameState
+from companion.games.vault_assault import definition as d
+from companion.games.vault_assault.engine import (
+    apply,
+    current_round,
+    new_state,
+    replay,
+    total_turns,
+)
+from companion.games.vault_assault.state import GAME_OVER, NO_GAME, GameState
 
 
 def candidates(s: GameState) -> list[dict]:

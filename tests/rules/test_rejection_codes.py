@@ -11,9 +11,10 @@ from game_builders import ROW5, at_race, new_game, play
 
 from companion.gamelog import LogProblem, read_log
 from companion.games import registry
+from companion.games.base import Rejection, rejection_code
+from companion.games.vault_assault.engine import apply
+from companion.games.vault_assault.state import GameState
 from companion.loop import Referee, judged_lines
-from companion.rules.engine import Rejection, apply, rejection_code
-from companion.rules.state import GameState
 
 
 def code(state, event):

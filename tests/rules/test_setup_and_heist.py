@@ -3,8 +3,8 @@
 import pytest
 from game_builders import ROW5, ROW6, new_game, play, reject
 
-from companion.rules.engine import apply, new_state
-from companion.rules.state import HEIST, HEIST_HIDE, HEIST_OVER
+from companion.games.vault_assault.engine import apply, new_state
+from companion.games.vault_assault.state import HEIST, HEIST_HIDE, HEIST_OVER
 
 
 @pytest.mark.parametrize(("players", "seats"), [(2, 2), (3, 3), (4, 2)])

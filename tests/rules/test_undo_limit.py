@@ -5,7 +5,8 @@ from pathlib import Path
 
 from game_builders import undo_steps
 
-from companion.rules.engine import apply, new_state, trim_undo
+from companion.games.base import trim_undo
+from companion.games.vault_assault.engine import apply, new_state
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "game-3p.jsonl"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from companion.gamelog import read_log
 from companion.games import registry
-from companion.rules.engine import Result
-from companion.rules.state import GameState
+from companion.games.base import Result
+from companion.games.vault_assault.state import GameState
 from companion.speech.phrases import callouts
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"

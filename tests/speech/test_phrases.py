@@ -4,7 +4,7 @@ from game_builders import at_race, new_game, play, stages
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.rules.engine import EVENT_TYPES, apply, new_state
+from companion.games.vault_assault.engine import EVENT_TYPES, apply, new_state
 from companion.speech.phrases import callouts, pin_phrase
 
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from companion.speech.phrases import COMMON_PHRASES
+from companion.games.vault_assault.phrases import COMMON_PHRASES
 from companion.speech.player import EspeakSpeaker, RecordingSpeaker, make_speaker, render_wav
 
 ESPEAK = shutil.which("espeak-ng")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from companion.rules.engine import Result, apply, new_state
-from companion.rules.state import GameState
+from companion.games.base import Result
+from companion.games.vault_assault.engine import apply, new_state
+from companion.games.vault_assault.state import GameState
 
 ROW5 = ["alarm", "dye_pack", "diamond", "alarm", "alarm"]
 ROW6 = ["alarm", "dye_pack", "diamond", "alarm", "alarm", "alarm"]

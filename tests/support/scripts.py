@@ -1,4 +1,5 @@
-"""The repo's scripts (benchmarks/, tools/) loaded in tests: they are files, not modules."""
+"""Scripts loaded in tests by their path (benchmarks/, reader_lab/benchmarks/ and
+reader_lab/tools/), each afresh."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from companion.vision.fewshot import (
     prototype,
 )
 from companion.vision.learned import EMBED_SIZE
-from companion.vision.render_dice import render_dice_scene
+from reader_lab.render_dice import render_dice_scene
 
 
 def _unit(v: np.ndarray) -> np.ndarray:

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.vision.dice_data import load_dice_data
-from companion.vision.interpret import (
+from companion.games.vault_assault.interpret import (
     escaped,
     interpret,
     mosaic_stages,
     robber_sets,
     stage_complete,
 )
+from companion.vision.dice_data import load_dice_data
 from companion.vision.synthetic import render_view, truth_reading, vault_scene
 from companion.vision.types import UNKNOWN, DieReading, FrameReading
 

@@ -1,17 +1,15 @@
 """The committed learned die reader: files, a frozen rendered sample, a few real photos
-(read in place from the shared set; skipped when it is missing), the pipeline's default,
-few-shot prototypes and the photo splits."""
+(read in place from the shared set; skipped when it is missing), the pipeline reading
+with it, and few-shot prototypes. Tuning it is the lab's (tests/lab/test_tune_reader.py)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from learned_model import needs_model, record_forwards
+from learned_model import FROZEN_SEEDS, model_copy, needs_model, record_forwards
 
-from companion.vision import dice_photos
 from companion.vision.evaluate import load_manifest, predicted_dice, score_image, summarise
 from companion.vision.fewshot import FewShotError, FewShotReader, build_prototypes, load_fewshot
 from companion.vision.frames import load_image
@@ -21,15 +19,9 @@ from companion.vision.learned import (
     LearnedReader,
     ModelMissing,
     crops_blob,
-    default_reader,
 )
-from companion.vision.render_dice import render_dice_scene
-from companion.vision.types import UNKNOWN
-
-# Rendered scenes the training never drew (training uses seeds seed * 100003 + i, i < 3000).
-FROZEN_SEEDS = range(7_000_000, 7_000_012)
-
-
+from reader_lab import dice_photos
+from reader_lab.render_dice import render_dice_scene
 
 
 def _score(reader, images_and_labels):
@@ -202,7 +194,6 @@ def test_missing_model_is_one_line(tmp_path):
 def test_pipeline_reads_with_the_learned_reader(reader):
     from companion.vision.pipeline import Pipeline
 
-    assert isinstance(default_reader(), LearnedReader)
     image, dice = render_dice_scene(7_000_001)
     reading = Pipeline(motion=False, pip_reader=reader).process(image)
     assert reading.dice and all(d.dice_set == "pip" for d in reading.dice)
@@ -225,7 +216,7 @@ def test_fewshot_prototypes_round_trip_and_read(tmp_path, reader):
     items = dice_photos.load_set("webcam-two")[:4]
     s = _score(few, [(load_image(m.path), m.dice) for m in items])
     # floors: the committed model (issue 8k) finds 3 of 8 (8j's detector found 5: its
-    # scores for these large 1920x1080 dice are lower, see the model card)
+    # scores for these large 1920x1080 dice are lower, see reader_lab/HISTORY.md)
     assert s.recall >= 0.3 and s.matched >= 3
 
 
@@ -271,7 +262,7 @@ def test_fewshot_file_errors_are_one_line(tmp_path):
 def test_a_profile_reads_from_its_own_detector_threshold(tmp_path):
     """Since 8m a profile records the detector score it reads from; one made before
     takes the model's choice for as many shots, and one with neither the reader's."""
-    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.9, fewshot={
+    r = LearnedReader(model_copy(tmp_path, det_threshold=0.9, fewshot={
         "1": [0.8, 0.1, "turned"], "10": [0.7, 0.2, "turned", 0.4]}))
     protos = {"prototypes": {"1": [1.0] + [0.0] * 63, "2": [0.0, 1.0] + [0.0] * 62}}
     assert FewShotReader({**protos, "det_threshold": 0.6}, reader=r).det_threshold == 0.6
@@ -316,7 +307,7 @@ def test_a_profile_reads_faint_boxes_whose_nearest_face_is_close_enough(tmp_path
     det_low_threshold is read when its nearest prototype is at least low_similarity
     similar; a profile naming a threshold and no rule reads as before; one naming
     neither takes the model's whole entry."""
-    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.9, fewshot={
+    r = LearnedReader(model_copy(tmp_path, det_threshold=0.9, fewshot={
         "10": [0.7, 0.2, "turned", 0.6, 0.3, 0.95]}))
     image, dice = render_dice_scene(7_000_004)
     assert len(dice) >= 4
@@ -350,51 +341,11 @@ def test_a_profile_reads_faint_boxes_whose_nearest_face_is_close_enough(tmp_path
     assert read({**protos, **loose}) == {centre(0), centre(1), centre(2)}
 
 
-def test_splits_are_source_disjoint():
-    if not dice_photos.available():
-        pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
-    import csv
-
-    groups = {}
-    with (dice_photos.photo_root() / "trays-mixed-d6" / "groups.csv").open() as fh:
-        for r in csv.DictReader(fh):
-            groups[r["image"]] = r["source_stem"]
-    parts = {p: {groups[m.key] for m in dice_photos.load_set(f"trays-{p}")}
-             for p in ("train", "val", "test")}
-    assert parts["test"] and parts["val"]
-    assert not parts["train"] & parts["test"] and not parts["val"] & parts["test"]
-    assert not parts["train"] & parts["val"]
-    tr = {dice_photos.source_of(m.key) for m in dice_photos.load_set("table-train")}
-    va = {dice_photos.source_of(m.key) for m in dice_photos.load_set("table-val")}
-    assert va and not tr & va
-    held = {Path(m.key).name for m in dice_photos.load_set("table-test")}
-    assert not held & {Path(m.key).name for m in dice_photos.load_set("table-train")}
-
-
-def _model_copy(tmp_path, **meta_changes):
-    import shutil
-
-    d = tmp_path / "model"
-    d.mkdir(parents=True)
-    for name in ("detector.onnx", "classifier.onnx"):
-        shutil.copy(MODEL_DIR / name, d / name)
-    meta = json.loads((MODEL_DIR / "reader.json").read_text())
-    meta_changes.setdefault("upright_files", None)  # the upright networks are not copied
-    meta_changes.setdefault("crop_shapes", None)  # nor what their crops are
-    for key, value in meta_changes.items():
-        if value is None:
-            meta.pop(key, None)
-        else:
-            meta[key] = value
-    (d / "reader.json").write_text(json.dumps(meta))
-    return d
-
-
 @needs_model
 def test_a_faint_box_is_kept_only_when_its_face_reads_plainly(tmp_path):
     from companion.vision.learned import readings_from
 
-    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.6, det_low_threshold=0.2,
+    r = LearnedReader(model_copy(tmp_path, det_threshold=0.6, det_low_threshold=0.2,
                                   low_face_threshold=0.95))
     assert r.lowest_threshold == 0.2
     plain = np.array([[0.97, 0.01, 0.01, 0.0, 0.0, 0.0, 0.01]], np.float32)
@@ -425,16 +376,16 @@ def test_a_box_centred_inside_a_stronger_kept_box_is_dropped_unless_nested_are_k
 
 @needs_model
 def test_nested_boxes_stay_for_a_reader_json_that_does_not_say(tmp_path):
-    assert LearnedReader(_model_copy(tmp_path / "a", keep_nested=None)).keep_nested is True
-    assert LearnedReader(_model_copy(tmp_path / "b", keep_nested=False)).keep_nested is False
+    assert LearnedReader(model_copy(tmp_path / "a", keep_nested=None)).keep_nested is True
+    assert LearnedReader(model_copy(tmp_path / "b", keep_nested=False)).keep_nested is False
 
 
 @needs_model
 def test_the_detector_reads_a_frame_plainly_unless_reader_json_asks_for_its_mirror(tmp_path):
     assert LearnedReader().det_flip is False  # the committed model
-    assert LearnedReader(_model_copy(tmp_path / "a", det_flip=None)).det_flip is False
-    flip = LearnedReader(_model_copy(tmp_path / "b", det_flip=True))
-    plain = LearnedReader(_model_copy(tmp_path / "c"))
+    assert LearnedReader(model_copy(tmp_path / "a", det_flip=None)).det_flip is False
+    flip = LearnedReader(model_copy(tmp_path / "b", det_flip=True))
+    plain = LearnedReader(model_copy(tmp_path / "c"))
     image = render_dice_scene(7_000_003, size=640)[0]  # 416 px at the input: no side pad
     runs, heat = [], flip._heat
     flip._heat = lambda blob: runs.append(blob) or heat(blob)
@@ -458,29 +409,9 @@ def test_the_detector_reads_a_frame_plainly_unless_reader_json_asks_for_its_mirr
 
 
 @needs_model
-@pytest.mark.parametrize("flip", [True, None])
-def test_tuning_a_folder_keeps_whether_its_detector_reads_the_mirror(tmp_path, monkeypatch,
-                                                                      flip):
-    import cv2
-
-    from companion.vision import learned
-    from companion.vision.evaluate import LabelledDie, ManifestImage
-
-    d = _model_copy(tmp_path, det_flip=flip)
-    image, dice = render_dice_scene(7_000_004)
-    cv2.imwrite(str(tmp_path / "v.png"), image)
-    val = [ManifestImage("v.png", tmp_path / "v.png", tuple(
-        LabelledDie(str(die.face), tuple(float(v) for v in die.box)) for die in dice))]
-    monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: val)
-    got = learned.tune_thresholds(d, log=lambda line: None, val_sets=("v",), sizes=(416,),
-                                  views=(1,), upright_weights=(0.0,))
-    assert got["det_flip"] is bool(flip)
-
-
-@needs_model
 def test_an_older_reader_json_keeps_boxes_by_the_detector_threshold_alone(tmp_path):
     # reader.json written before the faint-box rule: no det_low_threshold key
-    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.5, det_low_threshold=None,
+    r = LearnedReader(model_copy(tmp_path, det_threshold=0.5, det_low_threshold=None,
                                   low_face_threshold=None, fewshot=None))
     assert r.lowest_threshold == 0.5
     assert r.keeps(0.5, 0.0) and not r.keeps(0.49, 1.0)
@@ -493,7 +424,7 @@ def test_an_older_reader_json_keeps_boxes_by_the_detector_threshold_alone(tmp_pa
 def test_fewshot_thresholds_come_from_the_tuned_table(tmp_path):
     from companion.vision.fewshot import fewshot_choice
 
-    r = LearnedReader(_model_copy(tmp_path, fewshot={"1": [0.9, 0.15], "3": [0.8, 0.1],
+    r = LearnedReader(model_copy(tmp_path, fewshot={"1": [0.9, 0.15], "3": [0.8, 0.1],
                                                      "10": [0.7, 0.2]}))
     own = r.det_threshold  # no detector threshold in the table: the reader's own
     assert fewshot_choice(r, 1) == (0.9, 0.15, "turned", own, None, None)
@@ -506,7 +437,7 @@ def test_fewshot_thresholds_come_from_the_tuned_table(tmp_path):
 def test_fewshot_table_entries_name_their_embedding_and_older_ones_are_turned(tmp_path):
     from companion.vision.fewshot import fewshot_choice
 
-    r = LearnedReader(_model_copy(tmp_path, fewshot={"1": [0.9, 0.15], "10": [0.7, 0.2,
+    r = LearnedReader(model_copy(tmp_path, fewshot={"1": [0.9, 0.15], "10": [0.7, 0.2,
                                                                             "upright"]}))
     assert fewshot_choice(r, 3) == (0.9, 0.15, "turned", r.det_threshold, None, None)
     assert fewshot_choice(r, 10) == (0.7, 0.2, "upright", r.det_threshold, None, None)
@@ -516,7 +447,7 @@ def test_fewshot_table_entries_name_their_embedding_and_older_ones_are_turned(tm
 def test_fewshot_table_entries_since_8m_name_their_detector_threshold(tmp_path):
     from companion.vision.fewshot import fewshot_choice
 
-    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.9, fewshot={
+    r = LearnedReader(model_copy(tmp_path, det_threshold=0.9, fewshot={
         "1": [0.9, 0.15, "upright"], "10": [0.7, 0.2, "upright", 0.4]}))
     assert fewshot_choice(r, 10) == (0.7, 0.2, "upright", 0.4, None, None)
     assert fewshot_choice(r, 3) == (0.9, 0.15, "upright", 0.9, None, None)
@@ -526,7 +457,7 @@ def test_fewshot_table_entries_since_8m_name_their_detector_threshold(tmp_path):
 def test_fewshot_table_entries_since_8n_may_add_a_faint_box_rule(tmp_path):
     from companion.vision.fewshot import fewshot_choice
 
-    r = LearnedReader(_model_copy(tmp_path, det_threshold=0.9, fewshot={
+    r = LearnedReader(model_copy(tmp_path, det_threshold=0.9, fewshot={
         "3": [0.9, 0.15, "upright", 0.6], "10": [0.7, 0.2, "upright", 0.5, 0.3, 0.93]}))
     choice = fewshot_choice(r, 10)
     assert choice == (0.7, 0.2, "upright", 0.5, 0.3, 0.93)
@@ -565,7 +496,7 @@ def test_a_profile_records_its_embedding_and_one_without_reads_turned(tmp_path, 
     if not dice_photos.available():
         pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
     source = load_manifest(dice_photos.photo_root() / "webcam-white-d6" / "labels.csv")
-    d = _model_copy(tmp_path / "m", upright_files=list(reader.upright_files),
+    d = model_copy(tmp_path / "m", upright_files=list(reader.upright_files),
                     crop_shapes=reader.crop_shapes, fewshot={"1": [0.8, 0.1, "upright"]})
     import shutil
 
@@ -595,7 +526,7 @@ def test_a_profile_records_its_embedding_and_one_without_reads_turned(tmp_path, 
 
 @needs_model
 def test_the_upright_embedding_needs_an_upright_classifier(tmp_path):
-    bare = LearnedReader(_model_copy(tmp_path))
+    bare = LearnedReader(model_copy(tmp_path))
     assert not bare.has_upright
     from companion.vision.learned import ModelUnreadable
 
@@ -626,8 +557,9 @@ def test_face_probabilities_are_classifys_without_an_unused_turned_pass(weight):
 @needs_model
 @pytest.mark.parametrize("weight", [1.0, 0.7, 0.0])
 def test_classify_all_gives_classifys_answers_running_each_network_once(weight):
-    """tune_fewshot reads both embeddings through classify_all: the same probabilities
-    and embeddings as classify for each kind, from one pass of each network."""
+    """The lab's few-shot tuning reads both embeddings through classify_all: the same
+    probabilities and embeddings as classify for each kind, from one pass of each
+    network."""
     reader = LearnedReader()
     reader.upright_weight = weight
     image, dice = render_dice_scene(7_000_007)
@@ -663,7 +595,7 @@ def test_the_opencv_fallback_reads_as_onnx_runtime_does():
 
 @needs_model
 def test_the_opencv_fallback_reads_the_mirror_as_onnx_runtime_does(tmp_path):
-    d = _model_copy(tmp_path, det_flip=True)
+    d = model_copy(tmp_path, det_flip=True)
     ort_reader, cv_reader = LearnedReader(d), LearnedReader(d, backend="opencv")
     assert cv_reader.backend == "opencv" and cv_reader.det_flip
     image = render_dice_scene(7_000_003, size=640)[0]
@@ -679,7 +611,7 @@ def test_the_upright_classifier_is_mixed_in_on_the_plain_crop(tmp_path):
     # are mixed in at upright_weight. Here the turned-views network stands in for it.
     import shutil
 
-    d = _model_copy(tmp_path, upright_weight=0.25, views=4)
+    d = model_copy(tmp_path, upright_weight=0.25, views=4)
     shutil.copy(d / "classifier.onnx", d / "classifier_upright.onnx")
     image, dice = render_dice_scene(7_000_003)
     boxes = [d.box for d in dice]
@@ -702,7 +634,7 @@ def test_the_upright_classifier_is_mixed_in_on_the_plain_crop(tmp_path):
 def test_several_upright_classifiers_named_in_reader_json_are_averaged(tmp_path):
     import shutil
 
-    d = _model_copy(tmp_path, upright_weight=0.5, views=1)
+    d = model_copy(tmp_path, upright_weight=0.5, views=1)
     shutil.copy(d / "classifier.onnx", d / "classifier_upright.onnx")
     shutil.copy(MODEL_DIR / "classifier_upright_c28.onnx", d / "classifier_upright_b.onnx")
     image, dice = render_dice_scene(7_000_003)
@@ -724,12 +656,6 @@ def test_several_upright_classifiers_named_in_reader_json_are_averaged(tmp_path)
     meta["upright_files"] = ["classifier_upright.onnx", "classifier_upright_b.onnx"]
     (d / "reader.json").write_text(json.dumps(meta))
     assert np.allclose(LearnedReader(d).classify_both(image, boxes, upright=True)[2], both)
-    # and tuning takes every upright classifier a training folder holds
-    from companion.vision.learned import upright_members
-
-    assert upright_members(d) == ["classifier_upright.onnx", "classifier_upright_b.onnx"]
-    (d / "classifier_upright.onnx").unlink()
-    assert upright_members(d) is None  # the others are extra members of it, not alone
 
 
 @needs_model
@@ -740,7 +666,7 @@ def test_a_network_named_in_area_crops_reads_area_shrunk_crops(tmp_path):
 
     from companion.vision.learned import _softmax, crops_blob
 
-    d = _model_copy(tmp_path, upright_weight=1.0, views=1)
+    d = model_copy(tmp_path, upright_weight=1.0, views=1)
     shutil.copy(MODEL_DIR / "classifier_upright_c28.onnx", d / "classifier_upright.onnx")
     shutil.copy(MODEL_DIR / "classifier.onnx", d / "classifier_upright_b.onnx")
     files = ["classifier_upright.onnx", "classifier_upright_b.onnx"]
@@ -768,24 +694,6 @@ def test_a_network_named_in_area_crops_reads_area_shrunk_crops(tmp_path):
 
 
 @needs_model
-def test_the_committed_model_cuts_every_crop_as_its_networks_were_trained(reader):
-    from companion.vision.learned import MODEL_DIR as committed
-    from companion.vision.learned import area_networks
-
-    files = ["classifier.onnx", *reader.upright_files]
-    assert reader.area_crops == area_networks(committed, files)
-
-
-@needs_model
-def test_the_committed_model_cuts_its_crops_at_the_networks_own_shape(reader):
-    from companion.vision.learned import MODEL_DIR as committed
-    from companion.vision.learned import crop_shapes_of
-
-    files = ["classifier.onnx", *reader.upright_files]
-    assert reader.crop_shapes == crop_shapes_of(committed, files)
-
-
-@needs_model
 def test_crop_shapes_that_a_network_file_contradicts_are_one_line_naming_it(tmp_path):
     """reader.json ``crop_shapes`` (issue 8u) must agree with each network file's own
     input side and ``crop_span``: a classifier trained on 48 px crops over 1.3 die sides
@@ -794,7 +702,7 @@ def test_crop_shapes_that_a_network_file_contradicts_are_one_line_naming_it(tmp_
 
     from companion.vision.learned import ModelUnreadable
 
-    d = _model_copy(tmp_path, upright_files=["classifier_upright.onnx"],
+    d = model_copy(tmp_path, upright_files=["classifier_upright.onnx"],
                     crop_shapes={"classifier_upright.onnx": [48, 1.7]})
     shutil.copy(MODEL_DIR / "classifier_upright_c28.onnx", d / "classifier_upright.onnx")
     with pytest.raises(ModelUnreadable) as exc:
@@ -818,7 +726,7 @@ def test_crop_shapes_that_a_network_file_contradicts_are_one_line_naming_it(tmp_
 def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path):
     from companion.vision.learned import ModelUnreadable
 
-    d = _model_copy(tmp_path, upright_files=["classifier_upright.onnx", "extra.onnx"])
+    d = model_copy(tmp_path, upright_files=["classifier_upright.onnx", "extra.onnx"])
     with pytest.raises(ModelUnreadable) as exc:
         LearnedReader(d)
     message = str(exc.value)
@@ -878,7 +786,7 @@ def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path)
 def test_a_broken_reader_json_is_one_line_naming_it(tmp_path, text, named):
     from companion.vision.learned import ModelUnreadable
 
-    d = _model_copy(tmp_path)
+    d = model_copy(tmp_path)
     (d / "reader.json").write_text(text)
     with pytest.raises(ModelUnreadable) as exc:
         LearnedReader(d)
@@ -898,7 +806,7 @@ def test_an_unknown_backend_is_refused_naming_the_choices(tmp_path):
 def test_a_corrupt_network_file_is_one_line_naming_it(tmp_path, backend):
     from companion.vision.learned import ModelUnreadable
 
-    d = _model_copy(tmp_path)
+    d = model_copy(tmp_path)
     (d / "classifier_upright.onnx").write_bytes(b"\x08\x01garbage, not a network")
     with pytest.raises(ModelUnreadable) as exc:
         LearnedReader(d, backend=backend)
@@ -912,7 +820,7 @@ def test_eval_with_a_broken_model_says_one_line(tmp_path, capsys):
 
     from companion.cli import main
 
-    d = _model_copy(tmp_path)
+    d = model_copy(tmp_path)
     (d / "reader.json").write_text("{not json")
     image, dice = render_dice_scene(7_000_001)
     cv2.imwrite(str(tmp_path / "table.png"), image)
@@ -936,286 +844,6 @@ def test_without_onnxruntime_the_reader_falls_back_to_opencv(monkeypatch):
 
 
 @needs_model
-def test_tuning_picks_what_scoring_every_rule_the_plain_way_picks(tmp_path, monkeypatch):
-    """tune_thresholds counts each face threshold from one matching per kept-box rule;
-    it must choose exactly what scoring each rule through readings_from / score_image
-    (as `companion eval` does) chooses, ties included."""
-    import cv2
-
-    from companion.vision import learned
-    from companion.vision.evaluate import LabelledDie, ManifestImage
-
-    images = []
-    for seed in FROZEN_SEEDS[:8]:
-        img, dice = render_dice_scene(seed, size=416)
-        path = tmp_path / f"{seed}.png"
-        cv2.imwrite(str(path), img)
-        images.append(ManifestImage(path.name, path, tuple(
-            LabelledDie(str(d.face), tuple(float(v) for v in d.box)) for d in dice)))
-    monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: images[:4]
-                        if name == "a" else images[4:])
-    grid = {"sizes": (416,), "views": (1,), "low_thresholds": (0.2,), "low_faces": (0.95,),
-            "upright_weights": (0.0, 0.5)}
-    logs: list[str] = []
-    got = learned.tune_thresholds(MODEL_DIR, log=logs.append, val_sets=("a", "b"), **grid)
-
-    reader = LearnedReader(MODEL_DIR, det_threshold=0.1)
-    cache = []
-    for m in images:
-        image = load_image(m.path)
-        boxes = reader.detect(image, 0.1)
-        probs, _, upright = reader.classify_both(image, boxes, upright=True)
-        cache.append((boxes, probs, upright, m.dice))
-    best = None
-    for nested in (True, False):
-        for mix in grid["upright_weights"]:
-            for dt in learned.DET_GRID:
-                for ft in learned.FACE_GRID:
-                    for low, lf in [(dt, 1.0)] + [(0.2, 0.95)] * (dt > 0.2 and ft <= 0.95):
-                        reader.det_threshold, reader.det_low_threshold = dt, low
-                        reader.low_face_threshold = lf
-                        s = summarise([score_image(predicted_dice(learned.readings_from(
-                            b, learned.mix_upright(p, u, mix), ft, reader.keeps, nested)), d)
-                            for b, p, u, d in cache], [])
-                        false = (s.predicted - s.matched) / max(1, s.labelled)
-                        key = (round(s.end_to_end - 10 * s.wrong_share - false, 3),
-                               s.precision, -1, -416, -mix, nested)
-                        if best is None or key > best[0]:
-                            best = (key, dt, ft, low, lf, mix, nested, s)
-    _, dt, ft, low, lf, mix, nested, s = best
-    assert (got["det_threshold"], got["face_threshold"], got["det_low_threshold"],
-            got["low_face_threshold"], got["upright_weight"], got["keep_nested"]) == (
-        dt, ft, low, lf, mix, nested)
-    # every upright classifier in the folder was averaged, and reader.json will say so
-    assert got["upright_files"] == learned.upright_members(MODEL_DIR) == reader.upright_files
-    assert len(got["upright_files"]) == 3
-    assert got["val"] == {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
-                          "end_to_end": round(s.end_to_end, 4),
-                          "wrong_confident": round(s.wrong_share, 4), "dice": s.labelled}
-    # the last line says how sure the chosen rule's objective is, over the 8 photos
-    low, high = (float(v) for v in logs[-1].split("source photos ")[1].split(" (")[0]
-                 .split(" to "))
-    objective = s.end_to_end - 10 * s.wrong_share - (s.predicted - s.matched) / s.labelled
-    assert "over the 8 source photos" in logs[-1]
-    assert low - 1e-4 <= objective <= high + 1e-4
-
-
-
-@needs_model
-def test_the_rule_best_rule_chooses_reads_as_it_was_counted():
-    """best_rule counts each face threshold from tallies; rule_scores reads the photos the
-    plain way (readings_from, score_image): the chosen rule's end to end, wrong share
-    and objective must be the plain scores' own, and the rule must fall in the grids."""
-    from companion.vision import learned
-    from companion.vision.evaluate import LabelledDie
-
-    reader = learned.tuning_reader(MODEL_DIR)
-    images = []
-    for seed in FROZEN_SEEDS[:6]:
-        img, dice = render_dice_scene(seed, size=416)
-        images.append((img, tuple(LabelledDie(str(d.face), tuple(float(v) for v in d.box))
-                                  for d in dice)))
-    reads = learned.tuning_reads(reader, images)
-    assert [len(r.dice) for r in reads] == [len(d) for _, d in images]
-    key, rule, e2e, wrong, objective = learned.best_rule(
-        reader, reads, low_thresholds=(0.2,), low_faces=(0.95,), upright_weights=(0.0, 1.0))
-    s = summarise(learned.rule_scores(reader, reads, rule), [])
-    assert s.end_to_end == pytest.approx(e2e) and s.wrong_share == pytest.approx(wrong)
-    false = (s.predicted - s.matched) / s.labelled
-    assert objective == pytest.approx(s.end_to_end - 10 * s.wrong_share - false)
-    assert key[0] == round(objective, 3) and s.end_to_end > 0.5
-    assert rule.det in learned.DET_GRID and rule.face in learned.FACE_GRID
-    assert rule.mix in (0.0, 1.0) and rule.low in (rule.det, 0.2)
-    assert (reader.det_threshold, reader.face_threshold, reader.upright_weight) == (
-        rule.det, rule.face, rule.mix)
-
-
-def _sure(face: int, conf: float) -> list[float]:
-    """Probabilities reading ``face`` (1-6) ``conf`` sure, the rest spread, no "not a die"."""
-    p = [(1 - conf) / 5] * 6 + [0.0]
-    p[face - 1] = conf
-    return p
-
-
-def test_a_small_box_reads_its_face_only_as_sure_as_small_face_asks():
-    from companion.vision import learned
-
-    boxes = [(0.0, 0.0, 15.0, 15.0, 0.9), (100.0, 0.0, 150.0, 50.0, 0.9)]
-    probs = np.array([_sure(3, 0.85), _sure(4, 0.85)])
-    plain = learned.readings_from(boxes, probs, 0.7)
-    assert [r.face for r in plain] == ["3", "4"]
-    sized = learned.readings_from(boxes, probs, 0.7, small_side=20, small_face=0.9)
-    assert [r.face for r in sized] == [UNKNOWN, "4"] and sized[0].confidence == 0.85
-    # a box of exactly the side is not under it; a small face below the face threshold
-    # asks nothing more of small boxes
-    assert [r.face for r in learned.readings_from(boxes, probs, 0.7, small_side=15,
-                                                  small_face=0.9)] == ["3", "4"]
-    assert [r.face for r in learned.readings_from(boxes, probs, 0.9, small_side=20,
-                                                  small_face=0.5)] == [UNKNOWN] * 2
-
-
-@needs_model
-def test_best_rule_asks_small_dice_for_a_surer_face_only_when_offered_and_worth_it():
-    """Ten large dice read right 0.75 sure; ten 15 px dice, three read wrong 0.85 sure
-    and seven right 0.95 sure. One face threshold must rise to 0.9 and lose the large
-    dice; a threshold of its own for boxes under 20 px keeps them and drops the three."""
-    from companion.vision import learned
-    from companion.vision.evaluate import LabelledDie
-
-    reader = learned.tuning_reader(MODEL_DIR)
-    reads = []
-    for i in range(10):
-        big, small = (0.0, 0.0, 60.0, 60.0), (200.0, 0.0, 215.0, 15.0)
-        got = 2 if i < 3 else 5
-        reads.append(learned.TuningRead(
-            [(*big, 0.9), (*small, 0.9)],
-            np.array([_sure(1, 0.75), _sure(got, 0.85 if i < 3 else 0.95)]), None,
-            (LabelledDie("1", big), LabelledDie("5", small))))
-    grid = {"low_thresholds": (0.2,), "low_faces": (0.95,), "upright_weights": (1.0,)}
-    _, plain, e2e, wrong, _ = learned.best_rule(reader, reads, **grid)
-    assert (plain.face, plain.small_side, e2e, wrong) == (0.9, 0.0, 0.35, 0.0)
-    key, sized, e2e, wrong, objective = learned.best_rule(reader, reads,
-                                                          small_sides=(20.0, 40.0), **grid)
-    assert sized.face <= 0.7 and (sized.small_side, sized.small_face) == (20.0, 0.9)
-    assert (e2e, wrong) == (0.85, 0.0) and key[-1] is False
-    s = summarise(learned.rule_scores(reader, reads, sized), [])
-    assert (s.end_to_end, s.wrong_share) == (0.85, 0.0)
-    # offered a side no box is under, it sets no size rule (ties go to none)
-    _, none, *_ = learned.best_rule(reader, reads, small_sides=(10.0,), **grid)
-    assert none.small_side == 0.0 and none == plain
-
-@pytest.fixture
-def webcam_tuning_sets(monkeypatch):
-    """Few-shot tuning on a small real split: webcam-white's first 12 photos as
-    webcam-val, the next 68 as its train split (skipped without the photo sets)."""
-    if not dice_photos.available():
-        pytest.skip(f"photo sets not found under {dice_photos.photo_root()}")
-    every = dice_photos.load_manifest(dice_photos.photo_root() / "webcam-white-d6"
-                                      / "labels.csv")
-    parts = {"webcam-val": every[:12], "webcam-train": every[12:80]}
-    monkeypatch.setattr(dice_photos, "load_set", lambda name, root=None: parts[name])
-
-
-@needs_model
-@pytest.mark.parametrize("useful", ["turned", "upright", "members"])
-def test_tune_fewshot_chooses_the_embedding_that_reads_validation(webcam_tuning_sets,
-                                                                 monkeypatch, useful):
-    """With every other embedding made noise, tuning picks this one for every number of
-    shots."""
-    from companion.vision import fewshot
-
-    reader = LearnedReader()
-    classify_all = reader.classify_all  # classify and tune_fewshot both read through it
-    noise = np.random.default_rng(0)
-
-    def spoilt(image, boxes, embeddings=None):
-        probs, embs = classify_all(image, boxes, embeddings)
-        for kind in embs:
-            if kind != useful:
-                emb = noise.normal(size=embs[kind].shape).astype(np.float32)
-                embs[kind] = emb / np.linalg.norm(emb, axis=1, keepdims=True)
-        return probs, embs
-
-    monkeypatch.setattr(reader, "classify_all", spoilt)
-    chosen = fewshot.tune_fewshot(reader, shots=(1, 3), seeds=1, log=lambda _: None,
-                                  val_sets=("webcam-val",))
-    assert [v[2] for v in chosen.values()] == [useful, useful]
-    assert all(v[3] in fewshot.FEWSHOT_DET_GRID for v in chosen.values())
-
-
-@needs_model
-def test_tune_fewshot_counts_boxes_where_no_die_is(webcam_tuning_sets, monkeypatch):
-    """Each photo: one real die the detector scores 0.35 and six phantom boxes scored
-    0.36 that the classifier takes for dice. Reading from 0.3 finds the die but brings
-    the phantoms: counting boxes where no die is (as tune_thresholds does) chooses 0.4;
-    end to end alone would choose 0.3."""
-    from companion.vision import fewshot
-
-    reader = LearnedReader()
-    detect, classify_all = reader.detect, reader.classify_all
-
-    def with_phantoms(image, threshold=None):
-        h, w = image.shape[:2]
-        found = [b for b in detect(image, 0.45) if b[4] >= 0.45]
-        found[:1] = [(*b[:4], 0.35) for b in found[:1]]
-        return found + [(x, h - 60.0, x + 40.0, h - 20.0, 0.36)
-                        for x in range(20, w - 60, 80)][:6]
-
-    def sure(image, boxes, embeddings=None):
-        probs, embs = classify_all(image, boxes, embeddings)
-        probs = probs.copy()
-        for i, b in enumerate(boxes):
-            if len(b) > 4 and b[4] == 0.36:  # a phantom taken for a die
-                probs[i] = [0.9, 0.02, 0.02, 0.02, 0.02, 0.02, 0.0]
-        return probs, embs
-
-    monkeypatch.setattr(reader, "detect", with_phantoms)
-    monkeypatch.setattr(reader, "classify_all", sure)
-    chosen = fewshot.tune_fewshot(reader, shots=(3,), seeds=1, log=lambda _: None,
-                                  val_sets=("webcam-val",), dets=(0.3, 0.4))
-    assert chosen["3"][3] == 0.4
-
-
-@needs_model
-@pytest.mark.parametrize("keep_nested", [True, False])
-def test_fewshot_tally_counts_what_reading_and_scoring_count(reader, keep_nested):
-    """tune_fewshot counts each threshold pair from one tally per detector threshold;
-    that must be the count reading with nearest_faces and scoring gives."""
-    from companion.vision.evaluate import LabelledDie
-    from companion.vision.fewshot import fewshot_tally, nearest_faces
-
-    rows = []
-    for seed in range(7_000_010, 7_000_014):
-        image, dice = render_dice_scene(seed)
-        boxes = reader.detect(image, 0.05)
-        probs, emb = reader.classify(image, boxes)
-        rows.append((boxes, probs, {"turned": emb},
-                     [LabelledDie(str(d.face), tuple(float(v) for v in d.box))
-                      for d in dice]))
-    faces = ["1", "2", "3", "4", "5", "6"]
-    protos = np.random.default_rng(3).normal(size=(6, rows[0][2]["turned"].shape[1]))
-    protos = (protos / np.linalg.norm(protos, axis=1, keepdims=True)).astype(np.float32)
-    protos[2] = rows[0][2]["turned"][0]  # one face near a real die's embedding
-    top, gap, right, predicted, labelled = fewshot_tally(rows, "turned", faces, protos,
-                                                        keep_nested)
-    assert predicted > len(top) > 0  # phantom boxes at 0.05 too
-    for sim, margin in [(-1.0, 0.0), (0.0, 0.0), (0.1, 0.02), (0.3, 0.1), (0.9, 0.0)]:
-        s = summarise([score_image(predicted_dice(nearest_faces(
-            b, p, e["turned"], faces, protos, sim, margin, keep_nested=keep_nested)), d)
-            for b, p, e, d in rows], [], [x.face for *_, d in rows for x in d])
-        sure = (top >= sim) & (gap >= margin)
-        assert (s.predicted, s.matched, s.labelled) == (predicted, len(top), labelled)
-        assert (s.correct, s.wrong) == (np.count_nonzero(sure & right),
-                                        np.count_nonzero(sure & ~right))
-
-
-@needs_model
-def test_tune_fewshot_adds_a_faint_box_rule_when_it_reads_more(webcam_tuning_sets,
-                                                              monkeypatch):
-    """Every die scored 0.35, below the one detector threshold tried: reading from 0.3
-    when the nearest face is at least 0.5 similar reads them, so tuning adds that rule;
-    a similarity no die reaches reads nothing more, and the tie keeps no rule (the
-    four numbers an 8m table holds)."""
-    from companion.vision import fewshot
-
-    reader = LearnedReader()
-    detect = reader.detect
-
-    def faint(image, threshold=None):
-        return [(*b[:4], 0.35) for b in detect(image, 0.45)]
-
-    monkeypatch.setattr(reader, "detect", faint)
-    chosen = fewshot.tune_fewshot(reader, shots=(3,), seeds=1, log=lambda _: None,
-                                  val_sets=("webcam-val",), dets=(0.4,), lows=(0.3,),
-                                  low_sims=(0.5,))
-    assert chosen["3"][3:] == [0.4, 0.3, 0.5]
-    never = fewshot.tune_fewshot(reader, shots=(3,), seeds=1, log=lambda _: None,
-                                 val_sets=("webcam-val",), dets=(0.4,), lows=(0.3,),
-                                 low_sims=(1.0,))
-    assert len(never["3"]) == 4 and never["3"][3] == 0.4
-
-
-@needs_model
 def test_a_network_trained_on_area_crops_but_not_named_is_one_line(tmp_path):
     """A network whose file says it learned from area-shrunk crops (ONNX metadata, see
     train_reader._export_cls) would read sampled crops worse than it was measured: a model
@@ -1224,7 +852,7 @@ def test_a_network_trained_on_area_crops_but_not_named_is_one_line(tmp_path):
     from companion.vision.learned import ModelUnreadable
     from companion.vision.learned_model import CROP_FILTER_KEY
 
-    d = _model_copy(tmp_path, upright_files=["classifier_upright.onnx"])
+    d = model_copy(tmp_path, upright_files=["classifier_upright.onnx"])
     model = onnx.load(str(MODEL_DIR / "classifier_upright_c28.onnx"))  # 48 px, 1.3
     onnx.helper.set_model_props(model, {CROP_FILTER_KEY: "area"})
     onnx.save(model, str(d / "classifier_upright.onnx"))
@@ -1235,29 +863,6 @@ def test_a_network_trained_on_area_crops_but_not_named_is_one_line(tmp_path):
     assert "'area_crops'" in message and "\n" not in message
     assert LearnedReader(d, area_crops=["classifier_upright.onnx"]).area_crops == [
         "classifier_upright.onnx"]
-
-
-@needs_model
-def test_a_classifier_file_alone_loads_with_the_crops_the_reader_cuts_for_it(tmp_path):
-    """``load_classifier`` (benchmarks/network_alone.py): a network file on its own, fed
-    the crops the reader would cut for it, as its input and metadata say."""
-    from companion.vision.learned import ModelUnreadable, load_classifier
-
-    reader = LearnedReader()
-    for name, cut in zip(reader.upright_files, reader._up_cuts, strict=True):
-        net, own = load_classifier(MODEL_DIR / name)
-        assert own == cut
-        assert net.get_inputs()[0].name == "crops"
-    assert load_classifier(MODEL_DIR / "classifier_upright.onnx")[1] == (False, 64, 1.3)
-    assert load_classifier(MODEL_DIR / "classifier_upright_c28.onnx")[1] == (False, 48, 1.3)
-    with pytest.raises(ModelMissing, match="no such network file"):
-        load_classifier(tmp_path / "absent.onnx")
-    cut_short = tmp_path / "short.onnx"
-    cut_short.write_bytes((MODEL_DIR / "classifier.onnx").read_bytes()[:1000])
-    with pytest.raises(ModelUnreadable) as exc:
-        load_classifier(cut_short)
-    assert str(exc.value).startswith(f"{cut_short}: cannot load the network")
-    assert "\n" not in str(exc.value)
 
 
 @needs_model

@@ -104,7 +104,7 @@ def test_a_child_that_cannot_load_its_profile_says_so_in_one_line(tmp_path):
 def test_the_child_reads_pip_dice_with_the_reader_it_is_named(tmp_path):
     from companion.vision.learned import LearnedReader
     from companion.vision.pipeline import read_frame
-    from companion.vision.render_dice import render_dice_scene
+    from reader_lab.render_dice import render_dice_scene
 
     image, _ = render_dice_scene(7_000_003)  # the two readers see different dice here
     folder = tmp_path / "shots"

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from companion.vision.interpret import interpret
+from companion.games.vault_assault.interpret import interpret
 from companion.vision.mat import find_mat
 from companion.vision.mat_spec import DEFAULT_MAT
 from companion.vision.profile import default_profile_path, load_profile

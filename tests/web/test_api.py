@@ -11,8 +11,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from game_builders import ROW5, new_game
 
 from companion.gamelog import GameLog, read_log
+from companion.games.vault_assault.engine import apply
 from companion.loop import Referee, TableLoop, resume_state
-from companion.rules.engine import apply
 from companion.web.pairing import FREE_TRIES, Pairing
 from companion.web.server import CSRF_HEADER, PageServer
 
@@ -330,7 +330,7 @@ def test_a_resumed_game_shows_its_history_and_earlier_games_are_listed(tmp_path)
 def test_the_last_verdict_carries_the_photo_finish_margin():
     from game_builders import at_race, stages
 
-    from companion.rules.engine import apply as engine_apply
+    from companion.games.vault_assault.engine import apply as engine_apply
     from companion.web.view import History
 
     state = stages(at_race(3, first_cop=0))

@@ -13,10 +13,10 @@ import pytest
 
 from companion.buzzers import BuzzerInput, attach_buttons
 from companion.gamelog import GameLog
+from companion.games.vault_assault.summary import summary
 from companion.hardware.buttons import DEFAULT_PINS
 from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, TableLoop
-from companion.rules.summary import summary
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # The right edge of the widest box on the page (the body hides horizontal overflow, so

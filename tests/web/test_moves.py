@@ -1,4 +1,4 @@
-"""The page's legal moves (companion/web/moves.py) and pairing bookkeeping."""
+"""The page's legal moves (companion/games/vault_assault/moves.py) and pairing bookkeeping."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from game_builders import ROW5, at_race, new_game, play, stages
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.rules.engine import apply, new_state
-from companion.rules.state import GAME_OVER, NO_GAME
-from companion.web.moves import dye_pack_choices, legal_moves
+from companion.games.vault_assault.engine import apply, new_state
+from companion.games.vault_assault.moves import dye_pack_choices, legal_moves
+from companion.games.vault_assault.state import GAME_OVER, NO_GAME
 from companion.web.pairing import FREE_TRIES, GLOBAL_TRIES, Pairing
 
 

@@ -26,6 +26,7 @@ WORDS = {"fled": "FLED", "cop": "COP!", "busted": "BUSTED!", "over": "PAYOUT",
 
 HELP = """\
 Keys 0-5 while choosing: that seat presses (Flee); `close` closes the window (the rest rob)
+new NAME... floor=T,T,T,T,T [first=SEAT]   a new game (once this one is over)
 flee S / rob S               a seat's secret choice, typed
 close                        the choosing window closes: everyone not pressed robs
 reveal T T T ...             the token each seat drew, in seat order (- for none)
@@ -37,8 +38,7 @@ tokens: cash20 cash30 cash50 cash100 silver gold key cop artifact diamond
 {"type": ...}                any event as JSON (reveal with driver/grease, trade with steal)"""
 
 
-def render(state: BigScoreState, flash: str | None = None, tick: int = 0,
-           mosaic: Any = None) -> Any:
+def render(state: BigScoreState, flash: str | None = None, tick: int = 0) -> Any:
     if flash:
         return led.flash(WORDS, flash, tick)
     if state.phase == GAME_OVER:
@@ -190,6 +190,31 @@ def page_details(state: BigScoreState) -> dict[str, Any]:
     }
 
 
+def new_command(args: list[str]) -> dict[str, Any]:
+    """The words after `new` (or `play big-score`): `Ann Bob Cat floor=T,T,T,T,T
+    [first=SEAT]` -> a new_game. The First Player Marker goes to the first name (the
+    youngest) unless `first=SEAT`; Act I holdings come only with a JSON new_game."""
+    names = [a for a in args if "=" not in a]
+    options = dict(a.split("=", 1) for a in args if "=" in a)
+    if names and names[0].isdigit() and int(names[0]) == len(names) - 1:
+        names = names[1:]  # the count said before the names
+    if not d.MIN_PLAYERS <= len(names) <= d.MAX_PLAYERS:
+        raise ValueError(f"give {d.MIN_PLAYERS}-{d.MAX_PLAYERS} names")
+    if "floor" not in options:
+        raise ValueError("NAME... floor=T,T,T,T,T [first=SEAT]")
+    event: dict[str, Any] = {"type": "new_game", "game": d.GAME_ID, "players": len(names),
+                             "names": names, "floor": [t for t in options["floor"].split(",") if t]}
+    # No Act I holdings here: everyone ties for the fewest payout tokens, and the
+    # rulebook's tie-break (the youngest) is the first name listed unless first= says.
+    event["first_player"] = 0
+    if "first" in options:
+        try:
+            event["first_player"] = int(options["first"])
+        except ValueError:
+            raise ValueError(f"first= must be a seat, got {options['first']!r}") from None
+    return event
+
+
 def press_event(state: BigScoreState, seat: int, ts_ns: int) -> dict[str, Any] | None:
     """A press while choosing is that seat's Flee; otherwise it means nothing (a `buzz`
     event, refused with its reason)."""
@@ -231,4 +256,12 @@ GAME = Game(
     public=public,
     secret_events=frozenset({"choose"}),
     timed_window=timed_window,
+    players=(d.MIN_PLAYERS, d.MAX_PLAYERS),
+    new_words="NAME... floor=T,T,T,T,T [first=SEAT]",
+    new_command=new_command,
+    seat_names=lambda state: [p.name for p in state.players],
+    # the choosing window, who has chosen (never what), the reveal, the cop track,
+    # fleeing, Busted, the marker and the trade order, the winner
+    spoken=frozenset({"new_game", "choose", "chosen", "reveal", "cop", "fled", "busted",
+                      "over", "first_player", "trade", "winners"}),
 )

@@ -30,6 +30,7 @@ SIDES = ("W", "B")
 DEFAULT_LEVEL = 2
 
 HELP = """\
+new NAME NAME                a new game (once this one is over)
 c1 a3  (or: move c1 a3)      move the pawn on c1 to a3 (a walk or a jump)
 bot [LEVEL]                  the companion moves for the side to move (levels 0-3)
 pick S [choose]              seat S's button: step the pick (`choose`: the pause)
@@ -39,8 +40,7 @@ undo                         take back the last accepted event
 {"type": ...}                any event as JSON"""
 
 
-def render(state: AbstractState, flash: str | None = None, tick: int = 0,
-           mosaic: Any = None) -> Any:
+def render(state: AbstractState, flash: str | None = None, tick: int = 0) -> Any:
     if flash:
         return led.flash(WORDS, flash, tick)
     if state.phase == GAME_OVER:
@@ -203,4 +203,9 @@ GAME = Game(
     page_details=page_details,
     press_event=press_event,
     timed_window=timed_window,
+    players=(d.PLAYERS, d.PLAYERS),
+    new_words="NAME NAME",
+    seat_names=lambda state: list(state.names),
+    # captures, the win, an agreed draw
+    spoken=frozenset({"new_game", "capture", "win", "draw"}),
 )

@@ -25,6 +25,7 @@ from companion.games.vault_solitaire.summary import summary
 WORDS = {"gems": "GEMS!", "over": "SCORE"}
 
 HELP = """\
+new NAME                     a new game (once this one is over)
 roll 5 6 4 6 5               this round's five dice (or the camera reads them)
 take                         take the camera's reading as the roll (or press the button)
 mark CELL DIE... [sK...]     mark a square with dice (indices 0-4 in the roll) and
@@ -43,8 +44,7 @@ def suggestion(state: SolitaireState) -> helper.Suggestion:
     return helper.suggest(state)
 
 
-def render(state: SolitaireState, flash: str | None = None, tick: int = 0,
-           mosaic: Any = None) -> Any:
+def render(state: SolitaireState, flash: str | None = None, tick: int = 0) -> Any:
     if flash:
         return led.flash(WORDS, flash, tick)
     s = summary(state)
@@ -230,4 +230,9 @@ GAME = Game(
     camera_event=camera_event,
     camera_unread=camera_unread,
     press_event=press_event,
+    players=(1, 1),
+    new_words="NAME",
+    seat_names=lambda state: [state.name] if state.name else [],
+    # the round's roll, a line cracked, a lock closing, the score
+    spoken=frozenset({"new_game", "roll", "gems", "lock", "over"}),
 )

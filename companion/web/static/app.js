@@ -88,6 +88,8 @@ async function send(event) {
   const { status, body } = await post("/api/events", event);
   if (status === 200 || status === 202) {
     // 202: accepted and shown, but not yet on the box's disk (its warning says why).
+    // `help` in the command box: the commands now, as lines (no event was sent).
+    if (body.help) { notice(body.help.join("\n")); return status; }
     notice(status === 202 ? body.warning || "accepted; not yet saved on the box" : "");
     local.bang = []; local.flips = {}; local.sticky = null; local.undoAsk = false;
     local.version++;

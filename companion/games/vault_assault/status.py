@@ -1,0 +1,86 @@
+"""Vault Assault's state in words, for the terminal beside the LED frame, `replay` and
+the page's status lines (each line fits 80 columns)."""
+
+from __future__ import annotations
+
+from companion.games.vault_assault.engine import (
+    current_round,
+    total_of,
+    total_turns,
+    winners_of,
+)
+from companion.games.vault_assault.state import (
+    ASSAULT,
+    GAME_OVER,
+    HEIST,
+    HEIST_HIDE,
+    HEIST_OVER,
+    IMPOUND,
+    GameState,
+)
+
+PHASE_WORDS = {
+    HEIST_HIDE: "cops hide the diamond",
+    HEIST: "diamond heist",
+    HEIST_OVER: "ready: waiting for Go!",
+    ASSAULT: "the race is on",
+    IMPOUND: "impound cars",
+    GAME_OVER: "game over",
+}
+
+
+
+def status_lines(state: GameState) -> list[str]:
+    """The state in words, a line each."""
+    if state.nseats == 0:
+        return ["No game yet: start one with new_game."]
+    turn = state.turn
+    over = state.phase == GAME_OVER
+    turn_no = state.turns_played if over else min(state.turns_played + 1, total_turns(state))
+    lines = [
+        f"Round {current_round(state)} · turn {turn_no}/{total_turns(state)} · "
+        f"{PHASE_WORDS.get(state.phase, state.phase)}"
+        + (" · BANK EMPTY" if state.bank_empty else "")
+    ]
+    if turn:
+        lines.append(
+            f"Cops: {state.seats[turn.cop].name} (seat {turn.cop}) · stages {turn.stages}/3"
+            f" · preset pieces {turn.preset} · Bang! used {len(turn.bang_intervals)}/4"
+        )
+    if state.phase == HEIST and turn and turn.heist:
+        heist = turn.heist
+        parts = []
+        for seat, flipped in heist.flipped:
+            shown = ",".join(str(p + 1) for p in sorted(flipped)) or "-"
+            out = "" if seat in heist.in_heist else " (out)"
+            parts.append(f"{state.seats[seat].name} {shown}{out}")
+        lines.append(f"Heist, positions 1-{len(heist.row)} flipped: " + " · ".join(parts))
+    winners = winners_of(state)
+    if over:
+        if winners:
+            names = " and ".join(state.seats[w].name for w in winners)
+            best = total_of(state, winners[0]) or 0
+            lines.append(f"Winner: {names} with ${best:,} (total: cash + $40,000 a diamond)")
+        else:
+            left = [str(i) for i, s in enumerate(state.seats) if s.cash is None]
+            lines.append(f"Tally each seat's cash: tally S CASH (seat {', '.join(left)} to go)")
+    for i, s in enumerate(state.seats):
+        tags = []
+        if turn and turn.cop == i:
+            tags.append("COPS")
+        if turn and i in turn.hostages:
+            tags.append("hostage")
+        if turn and i in turn.escaped:
+            tags.append("ESCAPED")
+        if turn and i in turn.arrested:
+            tags.append("ARRESTED")
+        total = total_of(state, i)
+        if total is not None:
+            tags.append(f"total ${total:,}")
+        if i in winners:
+            tags.append("WINNER")
+        lines.append(
+            f"  seat {i} {s.name:<10.10} cars {s.cars} diamonds {s.diamonds} "
+            f"escaped {s.escaped} arrested {s.arrested} {' '.join(tags)}".rstrip()
+        )
+    return lines
