@@ -1,4 +1,5 @@
-"""Run the goal benchmarks and print the README's benchmark table from their output.
+"""Run the goal benchmarks and print the benchmark table of
+docs/benchmarks.md from their output.
 
     .venv/bin/python benchmarks/readme_table.py [--quick]
 
@@ -6,7 +7,7 @@ Runs, one after another (each in its own process, so one's threads and memory ne
 colour the next): engine_bench.py, verdict_latency.py (5,000 presses a run; --quick:
 1,000), vision_stream.py, serve_memory.py. Every line they print with a figure becomes
 a row: the benchmark, what was measured, the goal (when the line states one) and the
-figure. Paste the rows under the table header in README.md ("Goals and figures").
+figure. Paste the rows under the table header in docs/benchmarks.md ("Goals and figures").
 """
 
 from __future__ import annotations

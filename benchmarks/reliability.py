@@ -6,7 +6,7 @@
    everything else stay alive, as an exception used to leave it); the stand-in does what
    systemd does when no WATCHDOG=1 arrives within WatchdogSec (SIGABRT), restarts the
    service and checks that it resumes from its log. With `--tree DIR` the same run uses
-   another checkout (e.g. the code before issue 9, where the pings went on).
+   another checkout (e.g. an older commit, to compare).
 2. kill -9: `sim --script` killed at random moments and restarted (as
    tests/test_kill_resume.py, more runs): nothing lost, duplicated or damaged, and every
    log still verifies its checksum chain.

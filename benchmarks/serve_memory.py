@@ -1,7 +1,7 @@
 """Benchmark: memory of `companion serve` with the camera on a camera-like source.
 
     .venv/bin/python benchmarks/serve_memory.py [--seconds 12]
-    .venv/bin/python benchmarks/serve_memory.py --pip-reader learned   # pip dice, issue 9q
+    .venv/bin/python benchmarks/serve_memory.py --pip-reader learned   # pip dice
 
 Writes a 1280x720 MJPG video of the game table (16 symbol dice, throws and stillness:
 benchmarks/table_stream.py) to a temporary directory, then runs `companion serve` in a
@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from companion.config import PIP_READERS
+from companion.vision.readers import PIP_READERS
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_MB = 150.0

@@ -19,8 +19,8 @@ import time
 import wave
 from pathlib import Path
 
-from companion.commands.sim import play_script
 from companion.loop import Referee
+from companion.scripted import play_script
 from companion.speech.callouts import attach_speaker
 from companion.speech.player import EspeakSpeaker, RecordingSpeaker
 

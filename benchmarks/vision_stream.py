@@ -10,7 +10,7 @@ core, reads a camera-like stream at 1280x720 (benchmarks/table_stream.py): throw
 9 frames where the dice roll, each followed by 81 frames (2.7 s at 30 fps) where they
 lie still, with 16 and with 32 symbol dice on the mat. With ``--pip-reader pips`` or
 ``learned`` the dice are ordinary pip dice and there is no profile: the camera as a
-pip-dice game reads them (``[camera] reader``, issue 9q), with the classical counter or
+pip-dice game reads them (``[camera] reader``), with the classical counter or
 the learned reader.
 
 Printed per dice count: the stream's average CPU time per frame (the worker thread's
@@ -36,9 +36,9 @@ from pathlib import Path  # noqa: E402
 import cv2  # noqa: E402
 from table_stream import TableStream, render_table  # noqa: E402
 
-from companion.config import PIP_READERS  # noqa: E402
 from companion.vision.pipeline import Pipeline  # noqa: E402
 from companion.vision.profile import load_profile  # noqa: E402
+from companion.vision.readers import PIP_READERS, load_pip_reader  # noqa: E402
 from companion.vision.worker import ChangeGate, VisionWorker  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,9 +56,7 @@ def stream_cost(n_dice: int, throws: int, profile, pip_reader: str | None = None
     def pipeline() -> Pipeline:
         if symbols:
             return Pipeline(profile=profile, pips=False)
-        from companion.vision.process import pip_reader_named
-
-        return Pipeline(pip_reader=pip_reader_named(pip_reader, 1))
+        return Pipeline(pip_reader=load_pip_reader(pip_reader, 1))
 
     async def main() -> VisionWorker:
         done = asyncio.Event()

@@ -34,7 +34,7 @@ from typing import Any
 from companion.buzzers import BuzzerInput
 from companion.clocks import boot_clock
 from companion.config import Config
-from companion.display.led_display import LedDisplay
+from companion.display.model import BOARD_SIZE
 from companion.events import MAX_LINE_CHARS, EventFormatError, clip, decode, is_comment
 from companion.gamelog import RESCUE_TIMEOUT_S, GameLog
 from companion.games import registry
@@ -219,7 +219,7 @@ class Appliance:
         self.lamps: Any = None
         self.bar: Any = None
         self.pico: Any = None
-        self.led: LedDisplay | None = None
+        self.display: Any = None  # the configured display (companion.display.registry)
         self.camera: Any = None
         self.speaker: Any = None
         self.page: Any = None  # companion.web.server.PageServer when [page] is on
@@ -302,18 +302,19 @@ class Appliance:
         self.referee.listeners.append(self._update_lamps)
 
     def _start_display(self) -> None:
-        """The configured display: the LED matrix, the terminal or none."""
-        cfg = self.config
-        if cfg.display.type == "max7219":
-            from companion.display.led_matrix import LedMatrixDisplay
+        """The configured display (companion.display.registry): the LED matrix, the
+        terminal or none. The games draw for its size."""
+        from companion.display.registry import display_type
 
-            self.led = self.builder.display(LedDisplay(LedMatrixDisplay.from_config(cfg.display)))
-        elif cfg.display.type == "terminal":
-            from companion.display.terminal import TerminalDisplay
-
-            # at most 20 drawings a second: a burst of events from the page is not a
-            # drawing each
-            self.builder.display(TerminalDisplay(clear=sys.stdout.isatty(), min_interval=0.05))
+        display = display_type(self.config.display.type).make(self.config.display)
+        if display is None:
+            return
+        self.display = self.builder.display(display)
+        (width, height), (board_w, board_h) = self.referee.size, BOARD_SIZE
+        if width < board_w or height < board_h:
+            self._say(f"companion: warning: the display is {width}x{height}, smaller than "
+                      f"the {board_w}x{board_h} the games' boards are laid out for: only "
+                      "their top-left part shows")
 
     def _start_pico(self) -> None:
         """The Pico's serial link feeding the buttons, when enabled."""
@@ -602,8 +603,8 @@ class Appliance:
         for dev in (self.lamps, self.bar):
             if dev is not None:
                 dev.close()
-        if self.led:
-            self.led.close()
+        if self.display is not None and hasattr(self.display, "close"):
+            self.display.close()  # the LED matrix blanked
         if self.speaker is not None:
             self.speaker.close()
         # Bounded however the disk behaves: the log's close_timeout_s and its rescue

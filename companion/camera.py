@@ -19,6 +19,7 @@ from companion.games.camera_sense import CameraSense, Seen
 from companion.games.registry import Game
 from companion.loop import Referee
 from companion.speech.phrases import unread_phrase
+from companion.vision.readers import DEFAULT_PIP_READER
 from companion.vision.types import UNKNOWN, FrameReading
 
 log = logging.getLogger(__name__)
@@ -37,14 +38,14 @@ class CameraInput:
         gate: bool = True,
         process: bool = True,
         post: Any = None,
-        reader: str = "pips",
+        reader: str = DEFAULT_PIP_READER,
     ) -> None:
         self.referee = referee
         # where an event the camera proposes goes (the table's queue, like a typed
         # line); None: the camera proposes nothing
         self.post = post
         self.process = process  # the worker in a child process (else a thread here)
-        self.reader = reader  # the pip dice's reader: "pips" (classical) or "learned"
+        self.reader = reader  # the pip dice's reader, by name (companion.vision.readers)
         self.fps = fps
         self.threads = threads
         self.nice = nice
@@ -71,8 +72,8 @@ class CameraInput:
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         # OpenCV and numpy are imported only where frames are read: in the camera's
         # process that is the child, so the referee's own process never loads them for
-        # it (issue 9u: 9 MiB less PSS for serve with the camera as a process)
-        from companion.vision.process import check_pip_reader
+        # it (9 MiB less PSS for serve with the camera as a process)
+        from companion.vision.readers import check_pip_reader
 
         check_pip_reader(self.reader)
         # A source spec (config/command line), or a FrameSource already made.
@@ -102,7 +103,7 @@ class CameraInput:
             return
         from companion.vision.frames import open_source
         from companion.vision.pipeline import Pipeline
-        from companion.vision.process import pip_reader_named
+        from companion.vision.readers import load_pip_reader
         from companion.vision.worker import ChangeGate, VisionWorker
 
         profile = None
@@ -121,7 +122,7 @@ class CameraInput:
             # With a profile this is a symbol-dice table (Vault Assault): no pip reader.
             pipeline=Pipeline(profile=profile, pips=profile is None,
                               pip_reader=None if profile is not None
-                              else pip_reader_named(self.reader, self.threads or 1)),
+                              else load_pip_reader(self.reader, self.threads or 1)),
             max_fps=self.fps,
             threads=self.threads,
             nice=self.nice,

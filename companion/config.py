@@ -23,22 +23,21 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from companion.display.registry import DISPLAY_TYPES
+from companion.errors import CompanionError
 from companion.hardware.arbitration import TIE_RULES
 from companion.hardware.pins import FACTORY_NAMES
+from companion.vision.readers import DEFAULT_PIP_READER, PIP_READERS
 
 _C = TypeVar("_C")  # a table's config type
 
-DISPLAY_TYPES = ("max7219", "terminal", "none")
-
 BLOCK_ORIENTATIONS = (0, 90, -90, 180)
 CAMERA_SOURCES = ("none", "picamera2", "picamera", "synthetic")
-# [camera] reader: the pip dice's reader, the classical counter or the learned one
-PIP_READERS = ("pips", "learned")
 # BCM numbers of the 40-pin header's GPIOs. 0 and 1 are the HAT ID EEPROM bus.
 BCM_PINS = range(2, 28)
 # SPI0 uses these BCM pins (CE1, CE0, MISO, MOSI, SCLK); SPI1 uses 16-21.
@@ -49,7 +48,7 @@ MAX_SEATS = 8
 MAX_CONFIG_CHARS = 256 * 1024  # a config file is a page or two of TOML
 
 
-class ConfigError(ValueError):
+class ConfigError(CompanionError, ValueError):
     """A configuration problem; ``str(err)`` is one line naming the key."""
 
 
@@ -79,7 +78,7 @@ class LampsConfig:
 
 @dataclass(frozen=True)
 class DisplayConfig:
-    type: str = "terminal"
+    type: str = "terminal"  # a name in companion.display.registry
     cascaded: int = 4  # number of MAX7219 8x8 modules in the chain
     spi_port: int = 0
     spi_device: int = 0
@@ -152,7 +151,7 @@ class CameraConfig:
     process: bool = True  # the camera in a process of its own (else a thread)
     # The pip dice's reader: "pips" (the classical counter) or "learned" (the committed
     # detector and classifiers, companion/data/models). Read only without a profile.
-    reader: str = "pips"
+    reader: str = DEFAULT_PIP_READER  # a name in companion.vision.readers
 
 
 @dataclass(frozen=True)
@@ -276,7 +275,7 @@ def _integer(lo: int, hi: int) -> Callable[[Any], int]:
     return check
 
 
-def _choice(options: tuple[Any, ...]) -> Callable[[Any], Any]:
+def _choice(options: Collection[Any]) -> Callable[[Any], Any]:
     def check(v: Any) -> Any:
         if isinstance(v, bool) or v not in options:
             raise ValueError
@@ -552,12 +551,13 @@ def _camera_table(c: _Checker, base_dir: Path | None, base: Path) -> CameraConfi
         threads=c.get("threads", 1, _integer(1, 64), "a whole number of threads (1-64)"),
         nice=c.get("nice", 10, _integer(0, 19), "a whole number between 0 and 19"),
         process=c.get("process", True, _boolean, "true or false"),
-        reader=c.get("reader", "pips", _choice(PIP_READERS), "one of " + _options(PIP_READERS)),
+        reader=c.get("reader", DEFAULT_PIP_READER, _choice(PIP_READERS),
+                     "one of " + _options(PIP_READERS)),
     )
-    if camera.reader == "learned" and camera.profile:
-        raise c.fail("reader", '"pips" while camera.profile names a profile (the learned '
-                     'reader reads pip dice, which a profile turns off; set profile = "")',
-                     camera.reader)
+    if camera.reader != DEFAULT_PIP_READER and camera.profile:
+        raise c.fail("reader", f'"{DEFAULT_PIP_READER}" while camera.profile names a profile '
+                     f'(the {camera.reader} reader reads pip dice, which a profile turns off; '
+                     'set profile = "")', camera.reader)
     return camera
 
 
@@ -681,7 +681,7 @@ def check_log_dir(config: Config) -> None:
         ) from None
 
 
-def _options(options: tuple[Any, ...]) -> str:
+def _options(options: Iterable[Any]) -> str:
     return ", ".join(f'"{o}"' if isinstance(o, str) else str(o) for o in options)
 
 
@@ -702,7 +702,7 @@ def _check_pin_conflicts(config: Config) -> None:
                     f"(already in {owners[pin]})"
                 )
             owners[pin] = key
-    if config.display.type == "max7219":
+    if DISPLAY_TYPES[config.display.type].spi:
         spi = SPI_PINS[config.display.spi_port]
         for pin, key in sorted(owners.items()):
             if pin in spi:

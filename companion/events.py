@@ -18,6 +18,8 @@ import math
 import re
 from typing import Any
 
+from companion.errors import CompanionError
+
 MAX_LINE_CHARS = 64 * 1024  # one event line, in characters
 MAX_NUMBER_DIGITS = 40  # digits in one JSON number (ts_ns needs 19)
 MAX_NESTING = 16  # [ and { levels in one event (events use 4 at most)
@@ -30,7 +32,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 _SEPARATORS = re.compile("[\u2028\u2029\x85]")
 
 
-class EventFormatError(ValueError):
+class EventFormatError(CompanionError, ValueError):
     """A line that is not one acceptable JSON object."""
 
 

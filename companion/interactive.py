@@ -27,6 +27,7 @@ from companion.games.registry import Game
 from companion.hardware.buttons import DEFAULT_PINS
 from companion.loop import Referee
 from companion.table_builder import ButtonParts, CameraParts, TableBuilder
+from companion.vision.readers import DEFAULT_PIP_READER
 
 PROMPT = "keys 0-3 press buttons · command + Enter · help · quit > "
 
@@ -36,7 +37,7 @@ async def run_interactive(
     camera: str | None = None,
     profile: str = "",
     page: tuple[str, int, str | None] | None = None,
-    reader: str = "pips",
+    reader: str = DEFAULT_PIP_READER,
     choose_seconds: float = TableConfig().choose_seconds,
 ) -> int:
     tty = sys.stdin.isatty()

@@ -18,10 +18,12 @@ import fcntl
 import os
 from pathlib import Path
 
+from companion.errors import CompanionError
+
 LOCK_NAME = ".companion.lock"
 
 
-class LogFolderInUse(Exception):
+class LogFolderInUse(CompanionError):
     """Another process holds the folder's lock."""
 
     def __init__(self, folder: Path, pid: int | None) -> None:

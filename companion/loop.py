@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from companion.display.frame import DEFAULT_SIZE, Size
 from companion.display.view import Display, View
 from companion.events import MAX_REASON_CHARS, clip, encode
 from companion.gamelog import GameLog, LogContents, LogProblem, read_log
@@ -175,6 +176,7 @@ class Referee:
         clock: Callable[[], float] = time.monotonic,
         flash_seconds: float = FLASH_SECONDS,
         undo_limit: int | None = None,
+        size: Size | None = None,
     ) -> None:
         # The game being played (the default until a new_game names another): given,
         # or the game of `state` (a resumed log's is its ResumeReport.game).
@@ -188,7 +190,13 @@ class Referee:
         self._log_fault_flashed = 0.0
         self.log = log
         self.flash_serial = 0
-        self.displays = list(displays)
+        self.displays: list[Display] = []
+        # The frame size the games draw for (width, height): given, else the first
+        # display that has one says it (an LED panel: its device's), else 32x8.
+        self.size: Size = size or DEFAULT_SIZE
+        self._size_given = size is not None
+        for display in displays:
+            self.add_display(display)
         self.clock = clock
         self.flash_seconds = flash_seconds
         self.flash: str | None = None  # the flash showing now
@@ -434,13 +442,22 @@ class Referee:
                 self.show_flash(self.flash_queue.popleft())
         self.refresh()
 
+    def add_display(self, display: Display) -> None:
+        """A display shown each view. The first with a `size` (an LED panel) sets the
+        frame size the games draw for, unless the referee was given one."""
+        size = getattr(display, "size", None)
+        if size is not None and not self._size_given:
+            self.size = (int(size[0]), int(size[1]))
+            self._size_given = True
+        self.displays.append(display)
+
     def view(self) -> View:
         game, state = self.game, self._state
         overlay = self.camera_overlay
         if overlay is not None and game.camera_render is not None:
-            frame = game.camera_render(state, self.flash, self.tick, overlay)
+            frame = game.camera_render(state, self.flash, self.tick, overlay, self.size)
         else:
-            frame = game.render(state, self.flash, self.tick)
+            frame = game.render(state, self.flash, self.tick, self.size)
         return View(
             frame,
             state,

@@ -86,8 +86,9 @@ class TableBuilder:
         return buzzers, buttons, warning
 
     def display(self, display: Any, *, listens: bool = False) -> Any:
-        """A display shown each view (and told each event when `listens`)."""
-        self.referee.displays.append(display)
+        """A display shown each view (and told each event when `listens`); one with a
+        `size` (an LED panel) sets the frame size the games draw for."""
+        self.referee.add_display(display)
         if listens:
             self.referee.listeners.append(display.on_event)
         return display

@@ -55,6 +55,7 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
+from companion.errors import CompanionError
 from companion.vision.evaluate import ManifestError, ManifestImage, load_manifest, source_of
 
 REPO = Path(__file__).resolve().parents[1]
@@ -339,7 +340,7 @@ def train_of(val_set: str) -> str:
 SPLIT_FILE = "split.json"
 
 
-class SplitMismatch(ValueError):
+class SplitMismatch(CompanionError, ValueError):
     """A part asked for with another validation split than the parts already in the
     training folder (one line naming the folder and both splits)."""
 

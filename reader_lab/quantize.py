@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from companion.errors import CompanionError
 from companion.vision.learned import RANGES, ModelUnreadable, read_reader_json
 from companion.vision.learned_model import letterbox
 
@@ -30,7 +31,7 @@ CALIBRATION_PHOTOS = 96
 CALIBRATION_SETS = ("table-train", "trays-train")
 
 
-class QuantizeError(ValueError):
+class QuantizeError(CompanionError, ValueError):
     """A model folder or option that cannot be quantized; the message is one line."""
 
 

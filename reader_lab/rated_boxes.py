@@ -11,13 +11,15 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from companion.errors import CompanionError
+
 ANSWERS = frozenset("123456?n")  # a rater's answer: a face, "cannot tell" or "not a die"
 BOX_KEY_HEADER = ["tile", "kind", "set", "image", "x0", "y0", "x1", "y1", "read",
                   "confidence"]
 BOX_KINDS = ("unmatched", "labelled", "background")
 
 
-class RatedNegativesError(ValueError):
+class RatedNegativesError(CompanionError, ValueError):
     """A box audit's folder that cannot be read as rated boxes (one line names why)."""
 
 

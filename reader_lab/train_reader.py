@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from companion.errors import CompanionError
 from companion.vision.learned_model import (
     CROP,
     CROP_FILTER_KEY,
@@ -753,11 +754,11 @@ def _to_tensor(batch: list[np.ndarray]) -> torch.Tensor:
 # ------------------------------------------------------------------ training
 
 
-class InitUnusable(ValueError):
+class InitUnusable(CompanionError, ValueError):
     """A model to fine-tune from that cannot be used (one line naming the file)."""
 
 
-class CheckpointUnusable(ValueError):
+class CheckpointUnusable(CompanionError, ValueError):
     """A half-trained network's checkpoint that cannot be resumed (one line naming it)."""
 
 

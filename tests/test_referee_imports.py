@@ -1,7 +1,7 @@
 """The referee's own process stays free of OpenCV and numpy when the camera runs in a
-process of its own (issue 9u): the command line builds its parser without them (as
+process of its own: the command line builds its parser without them (as
 ``companion.cli`` promises), and the camera's child reports to the referee in plain
-Python objects, so even its "camera gone" does not load them, nor (issue 9y) its
+Python objects, so even its "camera gone" does not load them, nor its
 readings."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ print(readings > 0, gone, " ".join(m for m in ("cv2", "numpy", "onnxruntime") if
 @pytest.mark.parametrize("reader", ["pips", "learned"])
 def test_readings_from_the_camera_process_do_not_load_numpy_here(tmp_path, reader):
     """The settled readings cross the pipe pickled: a numpy number in one (the pip
-    reader's confidence, the learned reader's centre, before issue 9y) made the referee
+    reader's confidence, the learned reader's centre, once) made the referee
     load numpy, 7 MiB of its memory, at the first reading."""
     import cv2
 

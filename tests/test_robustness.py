@@ -1,4 +1,4 @@
-"""Every input is handled inside a boundary (issue 9): one test per trigger that used
+"""Every input is handled inside a boundary: one test per trigger that used
 to stop the referee, end a reader, or crash a command. Each leaves the game playable."""
 
 from __future__ import annotations

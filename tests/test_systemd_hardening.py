@@ -1,4 +1,4 @@
-"""The unit's sandbox fits a GPIO/SPI/camera/audio box (issue 9)."""
+"""The unit's sandbox fits a GPIO/SPI/camera/audio box."""
 
 from __future__ import annotations
 

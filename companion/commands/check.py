@@ -18,6 +18,7 @@ from typing import Any
 
 from companion.config import ConfigError, load_config
 from companion.display.frame import Frame
+from companion.display.registry import display_type
 from companion.hardware.pins import KERNEL_EDGE_STAMPS, make_pin_factory, ticks_to_ns
 
 EX_CONFIG = 78
@@ -123,16 +124,24 @@ def run(args: argparse.Namespace) -> int:
 
         factory.pin_class = StampedMockPin
 
-    # The display: each row, then each 8x8 module.
-    show = _display(config, args.simulate)
-    for y in range(8):
-        show(Frame.from_pixels([(x, y) for x in range(32)]))
+    # The display: each row, then each 8x8 module, across the panel's size.
+    panel = display_type(config.display.type).panel(config.display)
+    (width, height), show = panel.size, panel.show
+    if args.simulate:  # nothing drawn, whatever the config's display
+        def show(frame: Frame) -> None:
+            return None
+
+    for y in range(height):
+        show(Frame.from_pixels([(x, y) for x in range(width)], width, height))
         time.sleep(step)
-    for m in range(4):
-        show(Frame.from_pixels([(x, y) for x in range(8 * m, 8 * m + 8) for y in range(8)]))
+    # the 8x8 modules in reading order (a chain turned a quarter stands in a column)
+    blocks = [(8 * bx, 8 * by) for by in range(-(-height // 8)) for bx in range(-(-width // 8))]
+    for x0, y0 in blocks:
+        show(Frame.from_pixels([(x, y) for x in range(x0, x0 + 8) for y in range(y0, y0 + 8)],
+                               width, height))
         time.sleep(step)
-    show(Frame.blank())
-    print("display: rows 0-7 and modules 1-4 lit in turn", file=out)
+    show(Frame.blank(width, height))
+    print(f"display: rows 0-{height - 1} and modules 1-{len(blocks)} lit in turn", file=out)
 
     from companion.hardware.lamps import lamps_from_config
 
@@ -262,19 +271,3 @@ def _check_pico(config: Any, args: argparse.Namespace, out: Any) -> list[int] | 
         return missing
     finally:
         link.stop()
-
-
-def _display(config: Any, simulate: bool):
-    if config.display.type == "max7219" and not simulate:
-        from companion.display.led_matrix import LedMatrixDisplay
-
-        led = LedMatrixDisplay.from_config(config.display)
-        return lambda frame: led.show(frame, force=True)
-    if config.display.type == "none":
-        return lambda frame: None
-
-    def terminal(frame: Frame) -> None:
-        if not simulate:
-            print("\n".join(frame.to_lines("#", ".")) + "\n", flush=True)
-
-    return terminal

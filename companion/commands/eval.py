@@ -32,6 +32,7 @@ from companion.vision.evaluate import (
     load_manifest,
     source_intervals,
 )
+from companion.vision.readers import DEFAULT_PIP_READER, PIP_READERS, load_pip_reader, readers_help
 
 PREDICTION_HEADER = ["image", "face", "x0", "y0", "x1", "y1", "confidence"]
 
@@ -106,13 +107,9 @@ def _reader_for(args: argparse.Namespace) -> tuple[Callable, str]:
         except FewShotError as exc:  # it does not fit this model: name the profile
             raise FewShotError(f"{args.profile}: {exc}") from None
         return few, f"few-shot profile {args.profile}"
-    from companion.vision.learned import LearnedReader
-
-    if getattr(args, "reader", "pips") == "pips":
-        from companion.vision.pips import read_pip_dice
-
-        return read_pip_dice, "pip dice (classical pip reader)"
-    return LearnedReader(args.model), "pip dice (learned reader)"
+    name = getattr(args, "reader", DEFAULT_PIP_READER)
+    what = "classical pip" if name == DEFAULT_PIP_READER else name
+    return load_pip_reader(name, model_dir=args.model), f"pip dice ({what} reader)"
 
 
 def register(subparsers) -> None:
@@ -129,9 +126,9 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="also write every predicted die as CSV image,face,x0,y0,x1,y1,confidence",
     )
-    parser.add_argument("--reader", choices=("pips", "learned"), default="pips",
-                        help="the classical pip counter (default) or the learned "
-                             "detector+classifier (companion/data/models)")
+    parser.add_argument("--reader", choices=PIP_READERS, default=DEFAULT_PIP_READER,
+                        help=f"the pip dice's reader (default {DEFAULT_PIP_READER}): "
+                             f"{readers_help()}")
     parser.add_argument("--model", metavar="DIR", default=None,
                         help="learned model folder (default: companion/data/models)")
     parser.add_argument("--profile", metavar="DIR", default=None,

@@ -16,6 +16,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from companion.errors import CompanionError
+from companion.vision.readers import DEFAULT_PIP_READER, PIP_READERS, load_pip_reader, readers_help
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -39,9 +42,9 @@ def register(subparsers: Any) -> None:
                              "folder of unrelated photos)")
     parser.add_argument("--no-pips", action="store_true",
                         help="do not look for pip dice (a game with symbol dice only)")
-    parser.add_argument("--reader", choices=("pips", "learned"), default="pips",
-                        help="pip dice reader: the classical pip counter (default) or the "
-                             "learned detector+classifier (companion/data/models)")
+    parser.add_argument("--reader", choices=PIP_READERS, default=DEFAULT_PIP_READER,
+                        help=f"pip dice reader (default {DEFAULT_PIP_READER}): "
+                             f"{readers_help()}")
     parser.set_defaults(func=run)
 
 
@@ -126,12 +129,10 @@ def run(args: argparse.Namespace) -> int:
         err("--no-pips needs --profile: there would be nothing left to read")
         return 2
     pip_reader = None
-    if getattr(args, "reader", "pips") == "learned" and not args.no_pips:
-        from companion.vision.learned import LearnedReader, ModelMissing
-
+    if not args.no_pips:
         try:
-            pip_reader = LearnedReader()
-        except ModelMissing as exc:
+            pip_reader = load_pip_reader(getattr(args, "reader", DEFAULT_PIP_READER))
+        except CompanionError as exc:  # a model missing or unreadable: one line
             err(str(exc))
             return 2
     pipeline = Pipeline(profile=profile, motion=not photos, mat_every=1 if photos else 15,

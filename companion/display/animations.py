@@ -7,8 +7,12 @@ the display, else scrolled through once in 5x7 and then held in the 3x5 font. An
 optional ``detail`` ("SEAT 2", "12US") follows the word. Nothing here sleeps or draws:
 a display driver plays the list (``LedMatrixDisplay.play``) and the event loop may
 interrupt it whenever something newer must be shown. Each animation is built once
-and kept (``flash`` returns the kept frames; ``prebuild()`` builds them all ahead), so
-showing a verdict costs no drawing.
+per panel size and kept (``flash`` returns the kept frames; ``prebuild(width, height)``
+builds them all ahead), so showing a verdict costs no drawing.
+
+Every animation is drawn for the panel's size (``width``, ``height``: the display's,
+companion.display.led_display; by default the box's 32x8): the word centred or
+scrolled across the whole width, the pictures spread over it.
 """
 
 from __future__ import annotations

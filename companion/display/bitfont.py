@@ -1,4 +1,5 @@
-"""Two tiny bitmap fonts for the 32x8 LED display, as data, and text layout into Frames.
+"""Two tiny bitmap fonts for the LED display, as data, and text layout into Frames of
+any size (by default the box's 32x8).
 
 ``FONT_5X7``: classic 5x7 capitals, digits and a little punctuation (the HD44780 shapes),
 readable from across the table; "BANG!" or "EMPTY!" fit on 32 px.

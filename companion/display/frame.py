@@ -1,8 +1,11 @@
 """A monochrome LED frame: the unit the display model produces and display drivers show.
 
-The target hardware is a chain of four MAX7219 8x8 modules, so the default frame is
-32x8. A frame is immutable: rows are stored as bit-packed integers (bit x of row y is
-pixel (x, y), x counting from the left).
+A frame is immutable: rows are stored as bit-packed integers (bit x of row y is pixel
+(x, y), x counting from the left). Its size is the display's: the display says it at
+start-up (``size``: a MAX7219 chain is 8 pixels wide per module) and the referee has
+the games draw for it (companion.loop.Referee.size). The box's chain of four 8x8 modules
+is 32x8, ``DEFAULT_SIZE``, which is also the size of the terminal's and the page's
+frames when no LED panel says otherwise.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from dataclasses import dataclass
 
 WIDTH = 32
 HEIGHT = 8
+Size = tuple[int, int]  # (width, height) in pixels
+DEFAULT_SIZE: Size = (WIDTH, HEIGHT)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The LED matrix as a display of the referee's views: the board frame, and each flash
 as its full animation (companion.display.animations), whose first frame (the word) is
-sent to the device at once, inside ``show``."""
+sent to the device at once, inside ``show``. Its ``size`` is the device's: the referee
+has the games draw for it, and the animations are built for it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from companion.display.frame import Frame
+from companion.display.frame import DEFAULT_SIZE, Frame, Size
 from companion.display.view import View
 
 
@@ -25,7 +26,12 @@ class LedDisplay:
         self._flash: str | None = None
         self._serial = -1
         self._anim: asyncio.Task[Any] | None = None
-        prebuild()  # every animation drawn now, not when the first verdict is shown
+        prebuild(*self.size)  # every animation drawn now, not when the first verdict is shown
+
+    @property
+    def size(self) -> Size:
+        """The device's (width, height): what the referee's frames are drawn for."""
+        return tuple(getattr(self.led, "size", DEFAULT_SIZE))  # type: ignore[return-value]
 
     def show(self, view: View) -> None:
         from companion.display.animations import flash as animation
@@ -33,7 +39,8 @@ class LedDisplay:
         if view.flash and (view.flash != self._flash or view.flash_serial != self._serial):
             self._flash = view.flash
             self._serial = view.flash_serial
-            steps = animation(view.flash) if view.flash in ANIMATED else [(view.frame, 900)]
+            steps = (animation(view.flash, None, *self.size) if view.flash in ANIMATED
+                     else [(view.frame, 900)])
             if self._anim:
                 self._anim.cancel()
                 self._anim = None
@@ -55,7 +62,7 @@ class LedDisplay:
         if self._anim:
             self._anim.cancel()
         with contextlib.suppress(Exception):
-            self.led.show(Frame.blank(), force=True)
+            self.led.show(Frame.blank(*self.size), force=True)
 
 
 ANIMATED = frozenset({"go", "bang", "hostage", "escaped", "arrested", "empty", "photo_finish"})

@@ -7,8 +7,11 @@ config, needs neither spidev nor an SPI bus. Anywhere else pass a luma device:
 ``luma.core.device.dummy`` (tests read back its ``image``), or luma.emulator's
 ``capture`` (a PNG per frame) / ``gifanim`` (an animated GIF) for a person to look at.
 
-A frame is placed at the top-left of the device's canvas: a longer chain shows it
-on its first modules, a shorter one shows its left part.
+The display's ``size`` is the device's (luma devices carry ``width`` and ``height``);
+for a chain opened from the config it is known before the device is opened: 8 pixels
+per cascaded module by 8 (8 by 8 per module when ``rotate`` turns it a quarter). The
+referee has the games draw frames of that size (companion.loop.Referee.size). A frame
+of another size is placed at the top-left of the device's canvas (cropped when larger).
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from companion.display.frame import Frame
+from companion.display.frame import Frame, Size
+from companion.errors import CompanionError
 
 
-class DisplayError(RuntimeError):
+class DisplayError(CompanionError, RuntimeError):
     """The display could not be opened or written; ``str`` is one line."""
 
 
@@ -61,19 +65,29 @@ def open_max7219(
         ) from None
 
 
+def max7219_size(cascaded: int = 4, rotate: int = 0) -> Size:
+    """The (width, height) of a chain of ``cascaded`` 8x8 modules turned ``rotate``
+    quarter turns, as luma's max7219 device gives it."""
+    return (8 * cascaded, 8) if rotate % 2 == 0 else (8, 8 * cascaded)
+
+
 class LedMatrixDisplay:
-    """Shows Frames on one luma device (given, or a MAX7219 chain opened on first use)."""
+    """Shows Frames on one luma device (given, or a MAX7219 chain opened on first use).
+    ``size``: the device's (width, height); for an ``opener``, what the device it opens
+    will be (default: the four-module chain's, 32x8)."""
 
     def __init__(
         self,
         device: Any = None,
         *,
         opener: Callable[[], Any] | None = None,
+        size: Size | None = None,
     ) -> None:
         if device is None and opener is None:
             opener = open_max7219
         self._device = device
         self._opener = opener
+        self._size = size
         self._last: Frame | None = None
 
     @classmethod
@@ -92,7 +106,14 @@ class LedMatrixDisplay:
                 serial_interface=serial_interface,
             )
 
-        return cls(opener=opener)
+        return cls(opener=opener, size=max7219_size(display.cascaded, display.rotate))
+
+    @property
+    def size(self) -> Size:
+        """(width, height) in pixels: the device's, without opening it."""
+        if self._device is not None:
+            return (int(self._device.width), int(self._device.height))
+        return self._size or max7219_size()
 
     @property
     def device(self) -> Any:

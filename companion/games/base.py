@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, TypeVar
 
+from companion.errors import CompanionError
 from companion.events import MAX_TS_NS, clip
 
 __all__ = ["Output", "Result", "Rejected", "Rejection", "NOTE_TYPES", "run", "replay",
@@ -83,7 +84,7 @@ def rejection_code(rejection: str | None) -> str | None:
     return getattr(rejection, "code", "rejected")
 
 
-class Rejected(Exception):
+class Rejected(CompanionError):
     """Raised inside handlers; `run` turns it into a one-line `Rejection` with a code
     ("rejected" for any rule without a code of its own)."""
 

@@ -66,7 +66,9 @@ class Game:
     apply: Callable[..., Result]  # (state, event, undo_limit=None) -> Result
     summary: Callable[[Any], dict[str, Any]]
     event_types: frozenset[str]
-    render: Callable[..., Any]  # (state, flash=None, tick=0) -> Frame
+    # (state, flash=None, tick=0, size=(32, 8)) -> a Frame of `size`, the display's
+    # (width, height): companion.loop.Referee.size
+    render: Callable[..., Any]
     status_lines: Callable[[Any], list[str]]
     parse_command: Callable[[str, Any], dict[str, Any]]  # ValueError: one line
     help: str  # the game's own commands, one a line (the house adds new/play/help)
@@ -123,9 +125,9 @@ class Game:
     # right, and asks `camera_event`, `camera_advice` and `camera_unread`.
     camera_sense: Callable[[Any], Any] | None = None
     # The LED board with what the camera sees drawn in (state, flash, tick, the
-    # reader's overlay) -> Frame (Vault Assault: the stage mosaics' pieces in place);
-    # None: the camera draws nothing on the board.
-    camera_render: Callable[[Any, str | None, int, Any], Any] | None = None
+    # reader's overlay, size) -> Frame (Vault Assault: the stage mosaics' pieces in
+    # place); None: the camera draws nothing on the board.
+    camera_render: Callable[[Any, str | None, int, Any, tuple[int, int]], Any] | None = None
     camera_advice: Callable[[Any, Any], str | None] = _no_advice
     # An event the camera's pip reading proposes (logged like any event; the table
     # takes it or not: Vault solitaire's `seen`), or None: nothing new to propose.

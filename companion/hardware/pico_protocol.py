@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from companion.errors import CompanionError
+
 PROTOCOL_VERSION = 1
 MAX_LINE = 96  # bytes, newline excluded
 
@@ -88,7 +90,7 @@ def crc8(data: bytes) -> int:
     return crc
 
 
-class ProtocolError(ValueError):
+class ProtocolError(CompanionError, ValueError):
     """A line that cannot be used; ``str`` is one line saying why."""
 
 

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from companion.errors import CompanionError
 from companion.vision.dice_data import DiceData
 from companion.vision.mat_spec import DEFAULT_MAT, MatSpec
 from companion.vision.profile import (
@@ -51,7 +52,7 @@ from companion.vision.types import UNKNOWN, DieReading
 MM_PER_INCH = 25.4
 
 
-class CalibrationError(RuntimeError):
+class CalibrationError(CompanionError, RuntimeError):
     """Calibration cannot go on; the message says what to fix, in one line."""
 
 

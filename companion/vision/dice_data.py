@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from companion.errors import CompanionError
+
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DEFAULT_GAME = "vault_assault"
 SUPPORTED_FORMATS = (1,)
 
 
-class DiceDataError(ValueError):
+class DiceDataError(CompanionError, ValueError):
     """The dice data (or a profile's override of it) is unusable; the message names
     the file and the key."""
 

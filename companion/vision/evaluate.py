@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from companion.errors import CompanionError
 from companion.vision.types import UNKNOWN, DieReading, box_side
 
 FACES = ("1", "2", "3", "4", "5", "6")
@@ -34,7 +35,7 @@ MANIFEST_HEADER = ("image", "face", "x0", "y0", "x1", "y1")
 _RF = re.compile(r"^(.*?)_(?:jpg|jpeg|png)\.rf\.[0-9a-f]+\.\w+$", re.IGNORECASE)
 
 
-class ManifestError(ValueError):
+class ManifestError(CompanionError, ValueError):
     """The manifest is missing or malformed; the message is one line naming the problem."""
 
 

@@ -3,24 +3,24 @@
 ``build_prototypes(manifest, shots=N)`` takes N labelled dice per face from a manifest
 (image,face,x0,y0,x1,y1; drawn at random for a seed), embeds each crop with a learned
 classifier's embedding and keeps the mean per face: one prototype per face name. The
-embedding is the turned classifier's (trained at any rotation) or, since issue 8k, the
+embedding is the turned classifier's (trained at any rotation) or the
 upright classifiers' (trained keeping the photo's up, so an oblique view's top face is
 told from its sides): the model's tuning chooses per number of shots on the validation
 splits (``reader_lab.tune_fewshot``, kept in its reader.json ``fewshot`` table), and the
 profile records it (``embedding``; a profile without it is "turned").
 ``FewShotReader`` finds dice with the learned detector and gives each the face of the
 nearest prototype (cosine similarity); no pip counting is involved, the face names are
-just labels (any symbol names work the same way). Since issue 8p a third embedding,
+just labels (any symbol names work the same way). A third embedding,
 "members", keeps each upright classifier's own embedding and prototype: a face's score
 is then the mean over those networks of a softmax over the faces of each network's
 similarities (``face_scores``), so a die the networks see differently scores low. The
 "similarity" thresholds below apply to that score. A die is "unknown" when the best
 score is below ``min_similarity`` or the runner-up is within ``min_margin``; the
 two are chosen per number of shots on the validation splits (the lab's tuning, kept in
-the model's reader.json) and written into each profile, as is (since issue 8m) the
+the model's reader.json) and written into each profile, as is the
 detector score from which a box is read: the learned reader's own ``det_threshold`` goes
 with its faint-box rule, which asks the pip classifier how sure it is, so the few-shot
-reader chooses its own. Since issue 8n it has a faint-box rule of its own too: a box
+reader chooses its own. It has a faint-box rule of its own too: a box
 scored below that threshold but at least ``det_low_threshold`` is read when its nearest
 prototype is at least ``low_similarity`` similar (a faint die read plainly), asking the
 prototypes, never the pip classifier.
@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from companion.errors import CompanionError
 from companion.vision.evaluate import ManifestImage
 from companion.vision.learned import (
     EMBED_SIZE,
@@ -57,7 +58,7 @@ FEWSHOT_FORMAT = 1
 # has no tuned table (reader.json ``fewshot``).
 DEFAULT_SIMILARITY, DEFAULT_MARGIN = 0.5, 0.05
 # The "members" embedding's softmax sharpness: each network's cosine similarities to the
-# faces' prototypes times this (issue 8p; 10 read validation dice surer-right than 20).
+# faces' prototypes times this (10 read validation dice surer-right than 20).
 MEMBER_SHARPNESS = 10.0
 
 
@@ -88,7 +89,7 @@ def prototype(embs: list[np.ndarray], embedding: str) -> np.ndarray:
     return (parts / norms).reshape(-1)
 
 
-class FewShotError(ValueError):
+class FewShotError(CompanionError, ValueError):
     """A few-shot profile that cannot be built or used; one line."""
 
 
@@ -164,8 +165,8 @@ def _embedding_files(embedding: str, reader: LearnedReader) -> list[str]:
 
 def _check_networks(data: dict, reader: LearnedReader) -> None:
     """A profile of an embedding the upright networks make must have been made by this
-    model's networks (profiles from before issue 8p name none: taken on trust), each
-    holding the weights it held then (profiles from before issue 8w keep no
+    model's networks (older profiles name none: taken on trust), each
+    holding the weights it held then (older profiles keep no
     fingerprints: names only), and its prototypes must be as long as this model's
     embedding."""
     embedding = data.get("embedding", "turned")
@@ -195,7 +196,7 @@ class FewShotChoice(NamedTuple):
     min_margin: float
     embedding: str
     det_threshold: float
-    # the faint-box rule (issue 8n): a box scored at least det_low_threshold and below
+    # the faint-box rule: a box scored at least det_low_threshold and below
     # det_threshold is read when its nearest prototype is at least low_similarity
     # similar; None and None: no faint boxes
     det_low_threshold: float | None = None
@@ -206,8 +207,8 @@ def fewshot_choice(reader: LearnedReader, shots: int) -> FewShotChoice:
     """How prototypes of ``shots`` views per face read: the model's ``fewshot`` table in
     reader.json (chosen on the validation splits by the lab's tuning; the entry of the
     most shots not above ``shots``), else 0.5, 0.05 and the turned embedding; the
-    detector threshold, where the table has none (before issue 8m), is the reader's
-    ``det_threshold``; the faint-box rule, where it has none (before issue 8n), none."""
+    detector threshold, where the table has none (an older model), is the reader's
+    ``det_threshold``; the faint-box rule, where it has none, none."""
     entries = sorted((int(n), v) for n, v in reader.meta["fewshot"].items())
     if not entries:
         return FewShotChoice(DEFAULT_SIMILARITY, DEFAULT_MARGIN, "turned",
@@ -335,11 +336,11 @@ class FewShotReader:
         self.min_similarity = float(data.get("min_similarity", DEFAULT_SIMILARITY))
         self.min_margin = float(data.get("min_margin", DEFAULT_MARGIN))
         self.dice_set = dice_set
-        # profiles from before issue 8k hold the turned classifier's embedding
+        # older profiles without an embedding hold the turned classifier's embedding
         self.embedding = data.get("embedding", "turned")
         _check_embedding(self.embedding, self.reader)
         _check_networks(data, self.reader)
-        # boxes are read from this detector score: the profile's (since issue 8m), else
+        # boxes are read from this detector score: the profile's (when it names one), else
         # the model's choice for as many shots, else its own threshold; the faint-box rule
         # goes with it (a profile that names a threshold but no rule: none)
         det = data.get("det_threshold")

@@ -4,7 +4,7 @@ Run time is ONNX Runtime (about 2-4x faster than OpenCV's DNN module here, measu
 by ``python -m reader_lab reader-accuracy --backends``) or, when it is not installed,
 OpenCV's DNN module, on the ONNX files under ``companion/data/models/`` (never torch): the detector,
 the turned classifier, and the upright classifiers (``reader.json`` ``upright_files``,
-their probabilities averaged; issue 8h).
+their probabilities averaged).
 ``LearnedReader()(image)`` returns DieReadings (set "pip") like ``pips.read_pip_dice``.
 A box is kept when the detector scores it at least ``det_threshold``, or at least
 ``det_low_threshold`` and the classifier reads its face at least ``low_face_threshold``
@@ -33,6 +33,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from companion.errors import CompanionError
 from companion.vision.learned_model import (
     CROP_FILTER_KEY,
     CROP_SPAN,
@@ -61,8 +62,8 @@ RANGES = {"det_threshold": (0, 1, True), "det_low_threshold": (0, 1, True),
 TURNED = "classifier.onnx"
 UPRIGHT = "classifier_upright.onnx"
 # Which embedding few-shot prototypes are made of: the turned classifier's (trained at any
-# rotation), the upright classifiers' mean (trained keeping the photo's up; issue 8k), or
-# (issue 8p) each upright classifier's own, side by side ("members": EMBED_SIZE numbers per
+# rotation), the upright classifiers' mean (trained keeping the photo's up), or
+# each upright classifier's own, side by side ("members": EMBED_SIZE numbers per
 # network in ``upright_files`` order; the few-shot reader scores a face by each network's
 # own similarity, see ``fewshot.face_scores``).
 EMBEDDINGS = ("turned", "upright", "members")
@@ -72,7 +73,7 @@ UPRIGHT_EMBEDDINGS = ("upright", "members")
 EMBED_SIZE = 64  # numbers in one network's embedding
 
 
-class ModelMissing(RuntimeError):
+class ModelMissing(CompanionError, RuntimeError):
     """The model files are not there (one line naming the folder)."""
 
 
@@ -140,11 +141,11 @@ def _read_meta(path: Path) -> dict:
                               f"(0.8-4)], not {shapes!r}")
     table = meta.get("fewshot") or {}
     try:
-        # [similarity, margin] (the turned embedding) or, since issue 8k, [similarity,
-        # margin, embedding], or since issue 8m [similarity, margin, embedding, detector
-        # threshold] (before, the few-shot reader kept boxes at ``det_threshold``: None),
-        # or since issue 8n also [..., faint-box detector threshold, similarity a faint
-        # box needs] (before: no faint boxes, None and None)
+        # [similarity, margin] (the turned embedding), or [similarity, margin, embedding],
+        # or [similarity, margin, embedding, detector threshold] (older models: the
+        # few-shot reader kept boxes at ``det_threshold``: None), or also [...,
+        # faint-box detector threshold, similarity a faint box needs] (before: no faint
+        # boxes, None and None)
         meta["fewshot"] = {str(int(n)): [float(v[0]), float(v[1]),
                                          v[2] if len(v) > 2 else "turned",
                                          *(_fraction(v[k]) if len(v) > k else None
@@ -251,7 +252,7 @@ class LearnedReader:
         # models: yes; see ``readings_from``).
         self.keep_nested = meta["keep_nested"]
         self.det_size = int(det_size or meta["det_size"])
-        # Test-time flip for the detector (issue 9l, reader.json ``det_flip``): the frame
+        # Test-time flip for the detector (reader.json ``det_flip``): the frame
         # and its mirror image both run, the mirror's heat map and sizes flipped back and
         # averaged with the plain ones before peaks are found (older models: no).
         self.det_flip = meta["det_flip"]
@@ -267,7 +268,7 @@ class LearnedReader:
         # The upright classifier (classifier_upright.onnx, optional): trained keeping the
         # photo's up, so in an oblique view it knows the top face from the sides; read on
         # the crop as it is, its probabilities mixed in at ``upright_weight``. reader.json
-        # ``upright_files`` (issue 8h) may name several, whose probabilities are averaged;
+        # ``upright_files`` may name several, whose probabilities are averaged;
         # each must be there.
         named = upright_files or meta["upright_files"]
         ups = [d / f for f in named or [UPRIGHT]]
@@ -279,11 +280,11 @@ class LearnedReader:
         self.upright_files = [u.name for u in ups]
         self.upright_weight = float(meta["upright_weight"]) if ups else 0.0
         self.crop_size = int(meta["crop"])  # the classifier's input side (px)
-        # Networks trained on area-shrunk crops (issue 8q, reader.json ``area_crops``) are
+        # Networks trained on area-shrunk crops (reader.json ``area_crops``) are
         # given crops cut that way (``learned_model.crop``); the others sampled ones.
         area = set(meta["area_crops"] if area_crops is None else area_crops)
         self.area_crops = sorted(area & {cls.name, *self.upright_files})
-        # Networks trained on other crops (issue 8u, reader.json ``crop_shapes``: file ->
+        # Networks trained on other crops (reader.json ``crop_shapes``: file ->
         # [side px, span in die sides]) are given crops cut that way; the others
         # ``crop``-sided crops spanning ``CROP_SPAN`` die sides.
         shapes = meta["crop_shapes"] if crop_shapes is None else crop_shapes
@@ -304,7 +305,7 @@ class LearnedReader:
                 so.intra_op_num_threads = max(1, threads)
                 so.inter_op_num_threads = 1
                 so.log_severity_level = 3
-                # Memory (issue 9r): no planned block per input shape, and one arena for
+                # Memory: no planned block per input shape, and one arena for
                 # every session in the process (the environment's), not one each; the
                 # outputs are the same bit for bit
                 so.enable_mem_pattern = False
@@ -351,9 +352,9 @@ class LearnedReader:
         self._turned_cut = (cls.name in area, *self._shape_of(cls.name))
         self._up_cuts = [(u.name in area, *self._shape_of(u.name)) for u in ups]
         self.has_upright = bool(ups)
-        # what each classifier file holds (issue 8w): a few-shot profile names the
+        # what each classifier file holds: a few-shot profile names the
         # networks that embedded its shots, and a file of the same name may since hold
-        # other weights (8w's classifier_upright.onnx is not 8s's); each fingerprint is
+        # other weights (a retrained classifier_upright.onnx); each fingerprint is
         # of the bytes loaded (the file is read once)
         self.fingerprints = {p.name: prints[p.name] for p in (cls, *ups)}
         self._lock = threading.Lock()  # one forward at a time per network pair
@@ -614,7 +615,7 @@ def shared_arena(ort: Any) -> bool:
     """Register (once per process) one CPU arena in ONNX Runtime's environment, for
     sessions made with ``SHARED_ARENA_KEY`` to share: five networks' sessions each
     keeping an arena of their own, as large as their largest run, held serve's camera
-    24 MiB more (``benchmarks/serve_memory.py --pip-reader learned``, issue 9r). False
+    24 MiB more (``benchmarks/serve_memory.py --pip-reader learned``). False
     when this ONNX Runtime cannot, so sessions keep arenas of their own."""
     with _arena_lock:
         if not _arena:

@@ -78,8 +78,8 @@ def crop(image: np.ndarray, cx: float, cy: float, side: float, angle: float = 0.
     Shrinking, ``warpAffine`` samples the frame bilinearly (it has no area filter), so a
     large die's pips and a noisy sensor's dots alias. ``area``: the die's neighbourhood is
     first shrunk with ``cv2.INTER_AREA`` (each crop pixel the mean of the frame pixels it
-    covers), then cut and turned at that scale. Off: the crops every network before
-    issue 8q was trained on."""
+    covers), then cut and turned at that scale. Off: the crops the older networks were
+    trained on."""
     s = size / max(side, 1.0)
     if area and s < 1:
         reach = int(math.ceil(side * 0.75)) + 2  # the turned square's corners and a margin

@@ -14,8 +14,8 @@ readings cross.
 Interface as ``VisionWorker``: ``start()``, ``stop()``, ``await aclose()``, ``status``,
 ``frames``, ``detections``, ``reused``, ``skipped``, ``frames_dropped``, ``cpu_ms`` (the
 child reports these every ``stats_every_s``). A child that dies is "camera gone"; so is
-one that cannot load its profile or its pip reader (``reader`` "learned": the committed
-model), said in one line.
+one that cannot load its profile or its pip reader (``reader``, a name in
+companion.vision.readers: "learned" needs the committed model), said in one line.
 """
 
 from __future__ import annotations
@@ -29,30 +29,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from companion.config import PIP_READERS  # the camera's pip-dice readers, by name
+from companion.vision.readers import DEFAULT_PIP_READER, load_pip_reader
 
 log = logging.getLogger(__name__)
 
 STATS = ("frames", "detections", "reused", "skipped", "frames_dropped", "frame_errors", "cpu_s")
-
-
-def check_pip_reader(name: str) -> None:
-    """ValueError, one line, unless ``name`` is one of ``PIP_READERS``."""
-    if name not in PIP_READERS:
-        raise ValueError(f"unknown pip reader {name!r} (expected one of "
-                         f"{', '.join(PIP_READERS)})")
-
-
-def pip_reader_named(name: str, threads: int = 1) -> Any:
-    """The camera's pip-dice reader by its config name (``[camera] reader``): None for
-    "pips" (the pipeline's classical counter), the committed learned reader for
-    "learned" (ModelMissing / ModelUnreadable, one line, when it cannot load)."""
-    check_pip_reader(name)
-    if name == "pips":
-        return None
-    from companion.vision.learned import LearnedReader
-
-    return LearnedReader(threads=threads)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -91,7 +72,7 @@ def _child(
     gate: bool,
     every_frame: bool,
     stats_every_s: float,
-    reader: str = "pips",
+    reader: str = DEFAULT_PIP_READER,
 ) -> None:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)  # before numpy loads in this process
@@ -110,7 +91,7 @@ def _child(
             from companion.vision.profile import load_profile
 
             profile = load_profile(profile_dir)
-        pip_reader = pip_reader_named(reader, threads) if pips else None
+        pip_reader = load_pip_reader(reader, threads) if pips else None
     except Exception as exc:  # said to the table as the camera gone, in one line
         from companion.vision.faults import CameraGone
 
@@ -194,7 +175,7 @@ class VisionProcess:
         nice: int = 10,
         gate: bool = True,
         stats_every_s: float = 1.0,
-        reader: str = "pips",
+        reader: str = DEFAULT_PIP_READER,
     ) -> None:
         self.source = source
         self.loop = loop

@@ -1,6 +1,6 @@
 """The head of a calibration profile (``profile.toml``'s format, name, game and dice),
 read without OpenCV or numpy: the referee's own process learns a profile's dice from it
-when the camera runs in a process of its own, which loads the whole profile (issue 9u);
+when the camera runs in a process of its own, which loads the whole profile;
 ``profile.load_profile`` reads every profile through it first, so the two cannot
 disagree on what they check.
 """
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from companion.errors import CompanionError
 from companion.vision.dice_data import (
     DiceData,
     DiceDataError,
@@ -23,7 +24,7 @@ PROFILE_FORMAT = 1
 PROFILE_FILE = "profile.toml"
 
 
-class ProfileError(ValueError):
+class ProfileError(CompanionError, ValueError):
     """A calibration profile that cannot be used; the message is one line."""
 
 

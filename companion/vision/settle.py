@@ -81,7 +81,7 @@ class SettleTracker:
     hand_margin: fraction of a hand box's size it is grown by on each side.
     max_area_ratio: readings with a box this many times the median die area are blobs.
     mixed_runs: a run takes a die read "unknown" where it had a face, or the other way
-        round (settling it unknown); False, as before issue 9q: any change of face
+        round (settling it unknown); False: any change of face
         starts the run over (the lab's still_stream benchmark compares the two).
     """
 

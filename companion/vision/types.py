@@ -53,7 +53,7 @@ class DieReading:
     def __post_init__(self) -> None:
         # Plain Python numbers whatever a reader computed them with: a reading pickled in
         # the camera's process and holding a numpy number would load numpy in the
-        # referee's to unpickle it (issue 9y: 7 MiB). The values stay the same.
+        # referee's to unpickle it (7 MiB). The values stay the same.
         for name in ("confidence", "angle", "set_confidence"):
             object.__setattr__(self, name, _plain(getattr(self, name)))
         for name in ("box", "centre", "mat_xy"):

@@ -1,4 +1,4 @@
-"""The fuzz suite (issue 9): seeded, a few seconds per target here (FUZZ_SECONDS to
+"""The fuzz suite: seeded, a few seconds per target here (FUZZ_SECONDS to
 change; benchmarks/fuzz_soak.py runs the long version and prints the figures).
 0 crashes, 0 hangs, 0 silent stops is the bar for every target."""
 

@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from companion.commands.sim import play_script
 from companion.games import registry
 from companion.games.vault_abstract import definition as d
 from companion.games.vault_abstract import engine, opponent
 from companion.games.vault_abstract.table import DEFAULT_LEVEL, press_event, timed_window
 from companion.loop import Referee
+from companion.scripted import play_script
 from companion.window_timer import WindowTimer
 
 NEW = {"type": "new_game", "game": "vault-abstract", "players": 2, "names": ["Wes", "Bea"]}

@@ -17,11 +17,11 @@ import pytest
 from log_lines import unchained
 
 from companion.cli import main
-from companion.commands.sim import play_script
 from companion.gamelog import GameLog, read_log
 from companion.games import registry
 from companion.games.vault_assault.state import GameState
 from companion.loop import Referee, resume_state
+from companion.scripted import play_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "tests" / "scripts"

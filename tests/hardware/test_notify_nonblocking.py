@@ -1,4 +1,4 @@
-"""A notify socket nobody reads must never block the referee (issue 9): the datagram
+"""A notify socket nobody reads must never block the referee: the datagram
 queue holds about 10 messages; the 11th ping used to block the whole event loop."""
 
 from __future__ import annotations

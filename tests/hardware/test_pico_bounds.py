@@ -1,4 +1,4 @@
-"""The Pico link under well-formed but hostile lines (issue 9): numbers and ranges are
+"""The Pico link under well-formed but hostile lines: numbers and ranges are
 checked, buffers stay bounded, a reboot resyncs whatever the edge numbers were, and the
 checksum field is exactly what PROTOCOL.md says."""
 

@@ -209,8 +209,8 @@ def fuzz_replay(seconds: float, seed: int, tmp: Path) -> int:
 def fuzz_sim(seconds: float, seed: int) -> int:
     """Fuzzed scripts through the headless sim's loop (buttons, settle window, referee):
     every run finishes and a last sentinel line is still judged."""
-    from companion.commands.sim import play_script
     from companion.loop import Referee
+    from companion.scripted import play_script
 
     rng = random.Random(seed)
     tried = 0

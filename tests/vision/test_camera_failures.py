@@ -368,7 +368,7 @@ def test_a_profile_that_will_not_load_is_one_line_and_camera_gone(tmp_path, capl
 
 def test_a_profile_whose_face_image_is_broken_is_camera_gone_from_the_camera_process(
         tmp_path, capfd):
-    """The referee's process reads only a profile's head (issue 9u); a broken face image
+    """The referee's process reads only a profile's head; a broken face image
     further in is found by the camera's process, which says so in one line naming the
     image, and the table hears the camera is gone."""
     import shutil

@@ -1,5 +1,5 @@
-"""Few-shot scoring by each upright network's own prototypes (the "members" embedding,
-issue 8p), and the checks that keep a profile to the networks that made it."""
+"""Few-shot scoring by each upright network's own prototypes (the "members" embedding),
+and the checks that keep a profile to the networks that made it."""
 
 from __future__ import annotations
 
@@ -175,9 +175,10 @@ def test_the_reader_fingerprints_each_classifier_file_by_its_bytes(reader):
 
 @needs_model
 def test_a_profile_whose_network_file_now_holds_other_weights_is_refused(tmp_path, reader):
-    """Issue 8w put new weights in classifier_upright.onnx under the same name: a profile
-    records each embedding network's fingerprint, and one made with the old weights is
-    refused in one line naming the file, where names alone would let it read wrong."""
+    """A retrained model may put new weights in classifier_upright.onnx under the same
+    name: a profile records each embedding network's fingerprint, and one made with the
+    old weights is refused in one line naming the file, where names alone would let it
+    read wrong."""
     import shutil
 
     from companion.vision.learned import MODEL_DIR, LearnedReader
@@ -199,7 +200,7 @@ def test_a_profile_whose_network_file_now_holds_other_weights_is_refused(tmp_pat
     assert f"built with another {reader.upright_files[0]}" in message
     assert reader.fingerprints[reader.upright_files[0]] in message
     assert "companion calibrate --from-manifest" in message and "\n" not in message
-    # profiles from before issue 8w keep no fingerprints: checked by the names alone
+    # older profiles keep no fingerprints: checked by the names alone
     FewShotReader({k: v for k, v in profile.items() if k != "fingerprints"}, reader=other)
     # a fingerprint of a network the embedding does not use is not asked about
     turned = {"embedding": "turned", "prototypes": {"1": [1.0] + [0.0] * 63,
@@ -213,7 +214,7 @@ def test_a_profile_whose_network_file_now_holds_other_weights_is_refused(tmp_pat
 
 
 def test_nearest_faces_readings_hold_plain_numbers():
-    """As the learned reader's (issue 9y): a few-shot reading pickled from the camera's
+    """As the learned reader's: a few-shot reading pickled from the camera's
     process must not need numpy in the referee's."""
     import pickle
 

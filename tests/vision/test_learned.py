@@ -36,9 +36,8 @@ def _score(reader, images_and_labels):
 def test_model_is_small_and_described():
     files = {p.name: p.stat().st_size for p in MODEL_DIR.iterdir()}
     assert {"detector.onnx", "classifier.onnx", "reader.json", "MODEL_CARD.md"} <= set(files)
-    # "a few MB at most" (issue 8): 8.1 MB in issue 8k-8n (three upright classifiers);
-    # 6.6 MB since issue 8o (four, two of them wider, every weight stored at half
-    # precision: train_reader.store_half); 7.4 MB since issue 8s (a fifth upright one)
+    # "a few MB at most": every weight stored at half precision
+    # (train_reader.store_half); the history of the sizes is in reader_lab/HISTORY.md
     assert sum(files.values()) < 8_000_000
     meta = json.loads((MODEL_DIR / "reader.json").read_text())
     assert 0.05 <= meta["det_threshold"] <= 0.9 and 0.0 <= meta["face_threshold"] < 1.0
@@ -131,7 +130,7 @@ def test_classifier_input_is_the_crop_size_in_reader_json(reader):
 
 
 def test_sessions_share_one_arena_and_read_as_plain_sessions_do(reader):
-    """Issue 9r: the reader's ONNX Runtime sessions plan no block per input shape and
+    """the reader's ONNX Runtime sessions plan no block per input shape and
     share the process's one arena (24 MiB less for serve's camera). That must change
     nothing read: every box, probability and embedding of a scene is the same bit for bit
     as from sessions made with ONNX Runtime's defaults."""
@@ -215,7 +214,7 @@ def test_fewshot_prototypes_round_trip_and_read(tmp_path, reader):
     few = FewShotReader(loaded, reader=reader)
     items = dice_photos.load_set("webcam-two")[:4]
     s = _score(few, [(load_image(m.path), m.dice) for m in items])
-    # floors: the committed model (issue 8k) finds 3 of 8 (8j's detector found 5: its
+    # floors: the committed model finds 3 of 8 (8j's detector found 5: its
     # scores for these large 1920x1080 dice are lower, see reader_lab/HISTORY.md)
     assert s.recall >= 0.3 and s.matched >= 3
 
@@ -242,7 +241,7 @@ def test_fewshot_file_errors_are_one_line(tmp_path):
             load_fewshot(tmp_path)
         assert str(exc.value) == (f"{tmp_path / 'prototypes.json'}: key 'det_threshold' "
                                   f"must be a number above 0, at most 1, not {bad!r}")
-    # issue 8y: a similarity no face reaches left every die "unknown" without a word; a
+    # a similarity no face reaches left every die "unknown" without a word; a
     # word where a number belongs failed in float() with no file named
     for key, bad, span in (("min_similarity", 5, "-1 to 1"), ("min_similarity", "x", "-1 to 1"),
                            ("min_similarity", None, "-1 to 1"), ("min_margin", -3, "0 to 2"),
@@ -505,7 +504,7 @@ def test_a_profile_records_its_embedding_and_one_without_reads_turned(tmp_path, 
     tuned = LearnedReader(d)
     up = build_prototypes(source, 1, seed=2, reader=tuned)
     assert (up["embedding"], up["min_similarity"], up["min_margin"]) == ("upright", 0.8, 0.1)
-    # and the weights of the networks that embedded its shots (issue 8w)
+    # and the weights of the networks that embedded its shots
     assert up["fingerprints"] == {n: tuned.fingerprints[n] for n in tuned.upright_files}
     # asked for the other embedding: thresholds tuned for this one do not carry over
     turned = build_prototypes(source, 1, seed=2, reader=tuned, embedding="turned")
@@ -648,7 +647,7 @@ def test_several_upright_classifiers_named_in_reader_json_are_averaged(tmp_path)
     both = upright(["classifier_upright.onnx", "classifier_upright_b.onnx"])
     assert not np.allclose(a, b, atol=1e-3)
     assert np.allclose(both, (a + b) / 2, atol=1e-6)
-    # without the key, only classifier_upright.onnx (as before issue 8h)
+    # without the key, only classifier_upright.onnx (as older models did)
     assert LearnedReader(d).upright_files == ["classifier_upright.onnx"]
     assert np.allclose(LearnedReader(d).classify_both(image, boxes, upright=True)[2], a)
     # reader.json's list is what a reader reads
@@ -660,7 +659,7 @@ def test_several_upright_classifiers_named_in_reader_json_are_averaged(tmp_path)
 
 @needs_model
 def test_a_network_named_in_area_crops_reads_area_shrunk_crops(tmp_path):
-    """reader.json ``area_crops`` (issue 8q): the networks it names are given crops shrunk
+    """reader.json ``area_crops``: the networks it names are given crops shrunk
     with an area filter, as they were trained; the others sampled crops as before."""
     import shutil
 
@@ -695,7 +694,7 @@ def test_a_network_named_in_area_crops_reads_area_shrunk_crops(tmp_path):
 
 @needs_model
 def test_crop_shapes_that_a_network_file_contradicts_are_one_line_naming_it(tmp_path):
-    """reader.json ``crop_shapes`` (issue 8u) must agree with each network file's own
+    """reader.json ``crop_shapes`` must agree with each network file's own
     input side and ``crop_span``: a classifier trained on 48 px crops over 1.3 die sides
     named as reading 1.7 is refused, naming the file and the fix."""
     import shutil
@@ -768,7 +767,7 @@ def test_an_upright_classifier_named_but_missing_is_one_line_naming_it(tmp_path)
     ('{"crop_shapes": {"classifier.onnx": [64, 9]}}', "'crop_shapes' must map"),
     ('{"crop_shapes": {"classifier.onnx": [64, true]}}', "'crop_shapes' must map"),
     ('{"crop_shapes": {"../x.onnx": [64, 1.3]}}', "'crop_shapes' must map"),
-    # numbers of the right kind out of range (issue 8y): a detector input of 0 px read no
+    # numbers of the right kind out of range: a detector input of 0 px read no
     # die without a word, 100,000 px stalled the reader
     ('{"det_size": 0}', "'det_size' must be from 32 to 2048, not 0"),
     ('{"det_size": 100000}', "'det_size' must be from 32 to 2048, not 100000"),
@@ -901,7 +900,7 @@ def test_a_network_in_another_kinds_place_is_one_line_naming_it(tmp_path, backen
 def test_readings_hold_plain_numbers_whatever_the_boxes_hold():
     """Boxes as the detector gives them (numpy float32): the readings' centre and
     confidence are Python floats, so a reading pickled from the camera's process does not
-    load numpy in the referee's (issue 9y), and with the same values."""
+    load numpy in the referee's, and with the same values."""
     import pickle
 
     from companion.vision.learned import readings_from

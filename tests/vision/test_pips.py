@@ -66,7 +66,7 @@ def test_each_face_black_pips_on_a_white_die(face):
     assert reading.face == str(face)
     assert reading.dice_set == "pip"
     assert reading.confidence >= 0.5
-    # plain numbers: pickled from the camera's process, no numpy needed (issue 9y)
+    # plain numbers: pickled from the camera's process, no numpy needed
     assert type(reading.confidence) is float and b"numpy" not in pickle.dumps(reading)
     assert abs(reading.centre[0] - 160) < 4 and abs(reading.centre[1] - 120) < 4
     x0, y0, x1, y1 = reading.box

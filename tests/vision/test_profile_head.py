@@ -1,5 +1,5 @@
 """companion/vision/profile_head.py: a profile's head (format, name, game, dice), read
-without its face images, as the referee's process reads it (issue 9u)."""
+without its face images, as the referee's process reads it."""
 
 from __future__ import annotations
 

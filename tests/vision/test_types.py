@@ -10,7 +10,7 @@ from companion.vision.types import DieReading
 
 
 def test_a_reading_made_of_numpy_numbers_holds_python_ones_of_the_same_value():
-    """Issue 9y: whatever a reader computed with, a reading pickled from the camera's
+    """whatever a reader computed with, a reading pickled from the camera's
     process needs no numpy to unpickle, and its values do not change."""
     f = np.float32
     r = DieReading("pip", "4", f(0.8123), tuple(np.int64(v) for v in (1, 2, 30, 40)),

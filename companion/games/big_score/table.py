@@ -4,7 +4,8 @@ board, the terminal lines, short commands, the page's moves, what a button press
 LED board: "R2 C3/4" (round, cops on the track / the cop that busts); row 6 the cop
 track (one 3-px mark per space, lit: a cop there); row 7 one mark per seat: lit = has
 chosen this round (never what), one pixel = still to choose, dark = out of the vault.
-At game over: the winner and each player's total in thousands, cycling.
+At game over: the winner and each player's total in thousands, cycling. Drawn for the
+panel's size, laid out for 32x8 (companion.games.led says how other sizes look).
 A press of a seat's button while choosing is that seat's Flee (`choose`, flee true).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from companion.display.frame import DEFAULT_SIZE, Size
 from companion.display.model import thousands
 from companion.events import command_words
 from companion.games import led
@@ -38,13 +40,14 @@ tokens: cash20 cash30 cash50 cash100 silver gold key cop artifact diamond
 {"type": ...}                any event as JSON (reveal with driver/grease, trade with steal)"""
 
 
-def render(state: BigScoreState, flash: str | None = None, tick: int = 0) -> Any:
+def render(state: BigScoreState, flash: str | None = None, tick: int = 0,
+           size: Size = DEFAULT_SIZE) -> Any:
     if flash:
-        return led.flash(WORDS, flash, tick)
+        return led.flash(WORDS, flash, tick, size)
     if state.phase == GAME_OVER:
-        return led.cycling(game_over_lines(state), tick)
+        return led.cycling(game_over_lines(state), tick, size)
     if not state.players:
-        return led.board("BIG SCORE")
+        return led.board("BIG SCORE", size=size)
     limit = d.busted_after(state.n)
     rows = led.marks(6, [(i, i < state.cops) for i in range(limit)])
     seats = []
@@ -53,8 +56,8 @@ def render(state: BigScoreState, flash: str | None = None, tick: int = 0) -> Any
             seats.append((i, p.flee is not None and state.phase == CHOOSE))
     rows += led.marks(7, seats)
     if revealed(state):  # all at once: R or F above each seat's mark (4 px a seat)
-        return led.board(reveal_letters(state), rows)
-    return led.board(f"R{state.round} C{state.cops}/{limit}", rows)
+        return led.board(reveal_letters(state), rows, size)
+    return led.board(f"R{state.round} C{state.cops}/{limit}", rows, size)
 
 
 def revealed(state: BigScoreState) -> bool:

@@ -3,8 +3,9 @@
 LED board: "W 12" / "B 12" (who moves, the move number) and the last move "c1a3" is
 on the page; row 6 one pixel per White pawn left, row 7 one per Black pawn; while a
 move is picked on the buttons, "W C3?" (the pawn) or "C3-D4?" (the move). At game
-over: the winner and why, cycling. The companion can play a side: the short command
-`bot [LEVEL]` (or the page's "companion moves") sends the opponent's move.
+over: the winner and why, cycling. Drawn for the panel's size, laid out for 32x8
+(companion.games.led says how other sizes look). The companion can play a side: the
+short command `bot [LEVEL]` (or the page's "companion moves") sends the opponent's move.
 
 A 2-seat table's buttons: the seat to move presses to step through its pawns, waits
 (`PICK_SECONDS`) to choose the one shown, presses to step through that pawn's cells
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from companion.display.frame import DEFAULT_SIZE, Size
 from companion.events import command_words
 from companion.games import led
 from companion.games.registry import Game
@@ -40,23 +42,25 @@ undo                         take back the last accepted event
 {"type": ...}                any event as JSON"""
 
 
-def render(state: AbstractState, flash: str | None = None, tick: int = 0) -> Any:
+def render(state: AbstractState, flash: str | None = None, tick: int = 0,
+           size: Size = DEFAULT_SIZE) -> Any:
     if flash:
-        return led.flash(WORDS, flash, tick)
+        return led.flash(WORDS, flash, tick, size)
     if state.phase == GAME_OVER:
-        return led.cycling(game_over_lines(state), tick)
+        return led.cycling(game_over_lines(state), tick, size)
     if state.phase != PLAYING:
-        return led.board("VAULT")
+        return led.board("VAULT", size=size)
     if state.pick is not None:
         frm, to = (c.upper() for c in state.pick)
-        return led.board(f"{frm}-{to}?" if to else f"{SIDES[state.to_move]} {frm}?")
+        return led.board(f"{frm}-{to}?" if to else f"{SIDES[state.to_move]} {frm}?",
+                         size=size)
     white, black = (len(p) for p in state.pawns)
     rows = [(x, 6) for x in range(white)] + [(x, 7) for x in range(black)]
     last = "".join(state.moves[-1]).upper() if state.moves else ""
     text = f"{SIDES[state.to_move]}{len(state.moves) + 1}"
     if last and len(text) + len(last) < 8:
         text += " " + last
-    return led.board(text, rows)
+    return led.board(text, rows, size)
 
 
 def game_over_lines(state: AbstractState) -> list[str]:

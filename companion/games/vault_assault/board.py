@@ -1,7 +1,7 @@
 """Vault Assault's LED board: a pure function from its state to what the LED display
 shows.
 
-The 32x8 frame, left to right:
+The board is laid out for 32x8 (companion.display.model.BOARD_SIZE), left to right:
 
     x 0-18   the cops' four stages as 4x4 blocks (gap 1): a claimed stage is solid; the
              current stage shows the pieces of its mosaic in place (2x2 px each, in
@@ -23,6 +23,11 @@ total in thousands ("ANN 160K"), over and over; until every seat is tallied it r
 
 A flash (Go!, Bang!, Hostage!, Escaped!, Arrested!, Empty!, ...) replaces the board
 with its word for a moment; `tick` animates blinking and scrolling.
+
+Frames are drawn for the panel's `size` (the display's; default 32x8). The words and
+the game-over lines use the panel's whole width. The board itself needs its 32x8: on a
+larger panel it is drawn centred; on a smaller one only its left part shows (a 24x8
+panel cuts off the second and third seats' columns; `serve` says so at start-up).
 """
 
 from __future__ import annotations
@@ -30,11 +35,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from companion.display.bitfont import FONT_3X5
-from companion.display.frame import WIDTH, Frame
+from companion.display.frame import DEFAULT_SIZE, Frame, Size
 from companion.display.model import (
+    BOARD_SIZE,
     FLASH_WORDS,
     GAME_OVER_HOLD_TICKS,
     flash_frame,
+    placed,
     scroll_ticks,
     scrolled,
     thousands,
@@ -52,14 +59,24 @@ def _block(x0: int, y0: int, w: int, h: int) -> list[tuple[int, int]]:
 
 
 def board(
-    state: GameState, tick: int = 0, mosaic: Mapping[int, frozenset[int]] | None = None
+    state: GameState,
+    tick: int = 0,
+    mosaic: Mapping[int, frozenset[int]] | None = None,
+    size: Size = DEFAULT_SIZE,
 ) -> Frame:
-    """The board frame. `mosaic` optionally maps stage (1-4) to the pieces (0-3) the
-    camera sees in place; without it the first mosaic shows the pieces preset by alarms."""
+    """The board frame on a panel of `size` (its 32x8 layout `placed` there). `mosaic`
+    optionally maps stage (1-4) to the pieces (0-3) the camera sees in place; without it
+    the first mosaic shows the pieces preset by alarms."""
+    return placed(_board(state, tick, mosaic), size)
+
+
+def _board(state: GameState, tick: int, mosaic: Mapping[int, frozenset[int]] | None
+           ) -> Frame:
+    """The board in its own 32x8 layout."""
     px: list[tuple[int, int]] = []
     turn = state.turn
     if state.nseats == 0:
-        return Frame.blank()
+        return Frame.blank(*BOARD_SIZE)
     stages_done = turn.stages if turn else 0
     arrested = bool(turn and turn.arrest_called)
     current = 4 if state.bank_empty else stages_done + 1
@@ -105,7 +122,7 @@ def board(
             px += [(x0 + j, 6) for j in range(3)]
         elif turn and i in turn.arrested:
             px += [(x0, 6), (x0 + 2, 6)]
-    return Frame.from_pixels(px)
+    return Frame.from_pixels(px, *BOARD_SIZE)
 
 
 def game_over_lines(state: GameState) -> list[tuple[str, bool]]:
@@ -120,17 +137,17 @@ def game_over_lines(state: GameState) -> list[tuple[str, bool]]:
     return lines
 
 
-def game_over_frame(state: GameState, tick: int = 0) -> Frame:
+def game_over_frame(state: GameState, tick: int = 0, size: Size = DEFAULT_SIZE) -> Frame:
     """The frame of the game-over screen at `tick` (it cycles forever)."""
     spans = []
     for text, scrolls in game_over_lines(state):
-        fits = FONT_3X5.text_width(text) <= WIDTH
+        fits = FONT_3X5.text_width(text) <= size[0]
         spans.append((text, not fits or scrolls))
-    lengths = [scroll_ticks(t) if sc else GAME_OVER_HOLD_TICKS for t, sc in spans]
+    lengths = [scroll_ticks(t, size) if sc else GAME_OVER_HOLD_TICKS for t, sc in spans]
     t = tick % sum(lengths)
     for (text, scrolls), n in zip(spans, lengths, strict=True):
         if t < n:
-            return scrolled(text, t) if scrolls else flash_frame(text)
+            return scrolled(text, t, size) if scrolls else flash_frame(text, 0, size)
         t -= n
     raise AssertionError("unreachable")
 
@@ -144,9 +161,11 @@ def flash_word(state: GameState, flash: str) -> str:
     return FLASH_WORDS.get(flash, flash.upper())
 
 
-def render(state: GameState, flash: str | None = None, tick: int = 0) -> Frame:
+def render(
+    state: GameState, flash: str | None = None, tick: int = 0, size: Size = DEFAULT_SIZE
+) -> Frame:
     """What the LED display shows now: a flash word when one is up, else the board."""
-    return render_seen(state, flash, tick, None)
+    return render_seen(state, flash, tick, None, size)
 
 
 def render_seen(
@@ -154,12 +173,13 @@ def render_seen(
     flash: str | None,
     tick: int,
     mosaic: Mapping[int, frozenset[int]] | None,
+    size: Size = DEFAULT_SIZE,
 ) -> Frame:
     """`render` with the camera's view drawn in: `mosaic` maps stage (1-4) to the
     pieces (0-3) the camera sees in place (its reader's overlay:
     companion.games.vault_assault.camera)."""
     if flash:
-        return flash_frame(flash_word(state, flash), tick)
+        return flash_frame(flash_word(state, flash), tick, size)
     if state.phase == GAME_OVER:
-        return game_over_frame(state, tick)
-    return board(state, tick, mosaic)
+        return game_over_frame(state, tick, size)
+    return board(state, tick, mosaic, size)

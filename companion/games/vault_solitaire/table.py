@@ -2,7 +2,8 @@
 
 LED board: "A 12" (the lock closing this round, the score so far); row 6 the five
 dice of the roll (lit: still to use); row 7 one pixel per lock whose gems were circled.
-At game over: the score and the rank, cycling. While a roll is awaited, the camera's
+At game over: the score and the rank, cycling. Drawn for the panel's size, laid out for
+32x8 (companion.games.led says how other sizes look). While a roll is awaited, the camera's
 pip reading of the five dice is logged as `seen` (`camera_event`), shown ("A? 35561")
 and advised on (`camera_advice`); five dice with some the camera cannot read are said
 with a "?" for each (`camera_unread`), to nudge or enter by hand. The player's button
@@ -14,6 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from companion.display.frame import DEFAULT_SIZE, Size
 from companion.events import command_words
 from companion.games import led
 from companion.games.registry import Game
@@ -44,20 +46,21 @@ def suggestion(state: SolitaireState) -> helper.Suggestion:
     return helper.suggest(state)
 
 
-def render(state: SolitaireState, flash: str | None = None, tick: int = 0) -> Any:
+def render(state: SolitaireState, flash: str | None = None, tick: int = 0,
+           size: Size = DEFAULT_SIZE) -> Any:
     if flash:
-        return led.flash(WORDS, flash, tick)
+        return led.flash(WORDS, flash, tick, size)
     s = summary(state)
     if state.phase == GAME_OVER:
-        return led.cycling([f"SCORE {s['score']}", s["rank"].upper()], tick)
+        return led.cycling([f"SCORE {s['score']}", s["rank"].upper()], tick, size)
     if not state.name:
-        return led.board("VAULT")
+        return led.board("VAULT", size=size)
     if state.phase == ROLL and state.seen:
-        return led.board(f"{d.LOCKS[state.round]}? {''.join(map(str, state.seen))}")
+        return led.board(f"{d.LOCKS[state.round]}? {''.join(map(str, state.seen))}", size=size)
     rows = led.marks(6, [(i, i not in state.used) for i in range(len(state.dice))])
     rows += led.marks(7, [(i, d.LOCKS[i] in state.circled) for i in range(d.ROUNDS)],
                       width=1)
-    return led.board(f"{s['round']} {s['score']}", rows)
+    return led.board(f"{s['round']} {s['score']}", rows, size)
 
 
 def status_lines(state: SolitaireState) -> list[str]:

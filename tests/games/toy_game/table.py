@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from companion.display.frame import Frame
+from companion.display.frame import DEFAULT_SIZE, Frame, Size
 from companion.events import command_words
 from companion.games import led
 from companion.games.base import Result
@@ -22,19 +22,22 @@ step N                       the player to move steps N (1-3); a seat's button: 
 undo                         take back the last accepted event"""
 
 
-def render(state: CoinState, flash: str | None = None, tick: int = 0) -> Frame:
+def render(state: CoinState, flash: str | None = None, tick: int = 0,
+           size: Size = DEFAULT_SIZE) -> Frame:
     if flash:
-        return led.flash({"win": "WIN!"}, flash, tick)
+        return led.flash({"win": "WIN!"}, flash, tick, size)
     if not state.names:
-        return led.board("COIN")
+        return led.board("COIN", size=size)
     return led.board("-".join(map(str, state.pos)),
-                     led.marks(7, [(i, i == state.to_move) for i in range(len(state.pos))]))
+                     led.marks(7, [(i, i == state.to_move) for i in range(len(state.pos))]),
+                     size)
 
 
-def camera_render(state: CoinState, flash: str | None, tick: int, overlay: Any) -> Frame:
+def camera_render(state: CoinState, flash: str | None, tick: int, overlay: Any,
+                  size: Size = DEFAULT_SIZE) -> Frame:
     """The board with one pixel on row 6 for each die the camera sees."""
-    return render(state, flash, tick).union(
-        Frame.from_pixels([(x, 6) for x in range(min(int(overlay), 32))]))
+    return render(state, flash, tick, size).union(
+        Frame.from_pixels([(x, 6) for x in range(min(int(overlay), size[0]))], *size))
 
 
 def status_lines(state: CoinState) -> list[str]:
