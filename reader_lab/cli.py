@@ -44,6 +44,12 @@ SCRIPTS: dict[str, tuple[str, str]] = {
                     "a blind audit of the photo sets' labels"),
     "box-audit": ("reader_lab.benchmarks.box_audit",
                   "a blind audit of the boxes where no die is labelled"),
+    "photo-pack": ("reader_lab.photo_pack",
+                   "the train and validation photos packed small for the accelerator"),
+    "train-detector": ("reader_lab.train_detector",
+                       "train the big detector on a photo pack (on the accelerator)"),
+    "detector-speed": ("reader_lab.benchmarks.detector_speed",
+                       "a detector's multiply-adds and time per frame on one core"),
     "rated-boxes-kept": ("reader_lab.benchmarks.rated_boxes_kept",
                          "how many rated 'not a die' boxes each model still keeps"),
 }
