@@ -16,8 +16,11 @@ each resume (the optimiser's moments are not kept: they would not travel).
 Augmentation, all on the device: a scale drawn from ``--scales`` (die size against the
 pack's 512 px photos), a random crop of ``--size`` px, flips and transposes (a die seen
 from above has no up), brightness, contrast, channel order, grey, inversion, noise and
-blur. Targets as the committed detector's (``train_reader._det_sample``): a Gaussian
-peak per labelled die at stride 4, its log box size at the peak.
+blur. ``--rendered N`` also draws N scenes of table clutter (``reader_lab.clutter``: coins,
+buttons, tokens, cards, stone; a quarter with no die) on every core at the start and
+trains on them beside the photos. Targets as the committed detector's
+(``train_reader._det_sample``): a Gaussian peak per labelled die at stride 4, its log box
+size at the peak.
 
 Validation decodes the heat map as the companion does (3x3 peaks) on the validation
 photos at the pack's size and counts a labelled die found when a peak above the
@@ -39,6 +42,7 @@ import torch
 import torch.nn.functional as F
 
 from reader_lab.big_detector import BigDetector, count_macs, parameters
+from reader_lab.clutter import clutter_scene
 from reader_lab.photo_pack import PackError, load_pack
 from reader_lab.train_reader import _focal
 
@@ -234,6 +238,27 @@ def evaluate(model: torch.nn.Module, imgs: list[np.ndarray], boxes: list[np.ndar
     return out
 
 
+def _scene(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    return clutter_scene(seed, 512)
+
+
+def rendered_scenes(n: int, seed: int, workers: int | None = None
+                    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """``n`` clutter scenes (``clutter.clutter_scene``, 512 px), drawn on every core."""
+    if n <= 0:
+        return [], []
+    seeds = [seed * 1_000_003 + 7_919 * k for k in range(n)]
+    workers = workers or os.cpu_count() or 1
+    if workers > 1 and n > 8:
+        import multiprocessing as mp
+
+        with mp.get_context("spawn").Pool(workers) as pool:
+            scenes = pool.map(_scene, seeds, chunksize=max(1, n // (workers * 4)))
+    else:
+        scenes = [_scene(s) for s in seeds]
+    return [img for img, _ in scenes], [boxes for _, boxes in scenes]
+
+
 def _half(state: dict) -> dict:
     return {k: (v.half() if v.is_floating_point() and "running" not in k else v).cpu()
             for k, v in state.items()}
@@ -273,10 +298,11 @@ def export(model: torch.nn.Module, path: Path) -> None:
 def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batch: int,
           size: int, lr: float, scales: tuple[float, float], seed: int,
           resume: str | Path | None = None, device: str = "auto",
-          weights: dict[str, float] | None = None, log=print) -> dict:
+          weights: dict[str, float] | None = None, rendered: int = 0,
+          rendered_weight: float = 1.0, log=print) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    weights = weights or TRAIN_WEIGHTS
+    weights = dict(weights or TRAIN_WEIGHTS)
     dev = torch.device(("cuda" if torch.cuda.is_available() else "cpu")
                        if device == "auto" else device)
     cuda = dev.type == "cuda"
@@ -291,11 +317,18 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
     val_i = [k for k, lab in enumerate(labels) if lab.set in VAL_SETS]
     if not train_i:
         raise TrainError(f"{pack}: no photos of the training sets {', '.join(weights)}")
-    data = DeviceData([imgs[k] for k in train_i], [labels[k].boxes for k in train_i], dev,
-                      side)
-    share = torch.tensor([weights[labels[k].set] for k in train_i], dtype=torch.float64)
+    t_scenes = time.time()
+    scenes, scene_boxes = rendered_scenes(rendered, seed)
+    if scenes:
+        weights["rendered"] = rendered_weight
+        side = max(side, 512)
+        log(f"{len(scenes)} clutter scenes drawn in {time.time() - t_scenes:.0f}s")
+    sets = [labels[k].set for k in train_i] + ["rendered"] * len(scenes)
+    data = DeviceData([imgs[k] for k in train_i] + scenes,
+                      [labels[k].boxes for k in train_i] + scene_boxes, dev, side)
+    share = torch.tensor([weights[name] for name in sets], dtype=torch.float64)
     for name in weights:  # each set's weight is shared by its photos
-        members = [j for j, k in enumerate(train_i) if labels[k].set == name]
+        members = [j for j, got in enumerate(sets) if got == name]
         if members:
             share[members] /= len(members)
     share = (share / share.sum()).to(dev)
@@ -314,7 +347,8 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
     gen = torch.Generator(device=dev)
     gen.manual_seed(seed * 1_000_003 + start)
     log(f"{parameters(model):,} parameters, {count_macs(ema, 640) / 1e9:.2f} GMAC at 640x640; "
-        f"{len(train_i)} training photos, {len(val_i)} validation photos on {dev}; "
+        f"{len(train_i)} training photos, {len(scenes)} scenes, {len(val_i)} validation "
+        f"photos on {dev}; "
         f"loaded in {time.time() - t_start:.0f}s")
     deadline = t_start + minutes * 60
     step, t0, losses = start, time.time(), []
@@ -354,7 +388,8 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
     record = {"steps_done": step, "steps": steps, "this_call_steps": step - start,
               "train_seconds": round(trained, 1), "device": str(dev),
               "loss_last_200": round(float(np.mean(losses[-200:])), 4) if losses else None,
-              "val": val, "batch": batch, "size": size, "lr": lr, "scales": list(scales)}
+              "val": val, "batch": batch, "size": size, "lr": lr, "scales": list(scales),
+              "rendered": rendered, "rendered_weight": rendered_weight}
     history_path = out / "val.json"
     history = json.loads(history_path.read_text()) if history_path.exists() else []
     history.append(record)
@@ -391,11 +426,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scales", type=_scales, default=(0.5, 2.0))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="auto", help="auto, cuda or cpu")
+    ap.add_argument("--rendered", type=int, default=0, help="clutter scenes to draw at "
+                    "the start (reader_lab.clutter; on every core) and train on too")
+    ap.add_argument("--rendered-weight", type=float, default=1.0,
+                    help="their share of the draws, against webcam 1, table 2, trays 2")
     args = ap.parse_args(argv)
     if args.size % 32 or not 64 <= args.size <= 1024:
         ap.error("--size must be a multiple of 32 in 64-1024")
     if args.batch < 1 or args.steps < 1 or args.minutes <= 0:
         ap.error("--batch, --steps and --minutes must be positive")
+    if not 0 <= args.rendered <= 20000 or args.rendered_weight < 0:
+        ap.error("--rendered must be 0-20000 and --rendered-weight at least 0")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     logfile = (out / "train.log").open("a")
@@ -408,7 +449,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         train(args.pack, out, minutes=args.minutes, steps=args.steps, batch=args.batch,
               size=args.size, lr=args.lr, scales=args.scales, seed=args.seed,
-              resume=args.resume, device=args.device, log=log)
+              resume=args.resume, device=args.device, rendered=args.rendered,
+              rendered_weight=args.rendered_weight, log=log)
     except (TrainError, PackError) as exc:
         print(f"train-detector: {exc}")
         return 2

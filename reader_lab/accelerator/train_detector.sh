@@ -22,5 +22,5 @@ if [ -f .lab/det/resume.pt ]; then resume=(--resume .lab/det/resume.pt); fi
 if [ -f .lab/det/val.json ]; then cp .lab/det/val.json "$OUT/det/val.json"; fi
 python3 -m reader_lab train-detector --pack .lab/pack --out "$OUT/det" "${resume[@]}" \
   --minutes "${MINUTES:-8}" --steps "${STEPS:-60000}" --batch "${BATCH:-64}" \
-  --size "${SIZE:-512}" --device "${DEVICE:-auto}" 2>&1 | tee "$OUT/det/console.log"
+  --size "${SIZE:-512}" --device "${DEVICE:-auto}" --rendered "${RENDERED:-3000}" 2>&1 | tee "$OUT/det/console.log"
 ls -la "$OUT/det"

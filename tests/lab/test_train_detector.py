@@ -162,3 +162,21 @@ def test_detector_speed_prints_a_time_per_size_and_the_load(capsys):
     assert out[-1].startswith("load average: ")
     with pytest.raises(SystemExit):
         detector_speed.main(["--sizes", "100x64"])
+
+
+def test_clutter_scenes_drawn_on_several_cores_are_the_ones_drawn_on_one():
+    one = T.rendered_scenes(10, 3, workers=1)
+    many = T.rendered_scenes(10, 3, workers=2)
+    assert all(np.array_equal(a, b) for a, b in zip(one[0], many[0], strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(one[1], many[1], strict=True))
+
+
+def test_a_call_with_clutter_scenes_trains_on_them_too(tmp_path):
+    _pack(tmp_path / "pack")
+    lines = []
+    record = T.train(tmp_path / "pack", tmp_path / "out", minutes=5, steps=2, batch=2,
+                     size=128, lr=1e-3, scales=(0.8, 1.2), seed=0, rendered=3,
+                     log=lines.append)
+    assert record["rendered"] == 3
+    assert any("3 clutter scenes" in line for line in lines)
+    assert any("3 scenes" in line for line in lines)
