@@ -91,9 +91,9 @@ TOP = [
     ("stage 2", STAGE_X[1], STAGE_X[1] + 3),
     ("stage 3", STAGE_X[2], STAGE_X[2] + 3),
     ("arrest", STAGE_X[3], STAGE_X[3] + 3),
-    ("seat 0", SEAT_X[0], SEAT_X[0] + 2),
-    ("1", SEAT_X[1], SEAT_X[1] + 2),
-    ("2", SEAT_X[2], SEAT_X[2] + 2),
+    ("seat 1", SEAT_X[0], SEAT_X[0] + 2),  # seats as people count them, from 1
+    ("2", SEAT_X[1], SEAT_X[1] + 2),
+    ("3", SEAT_X[2], SEAT_X[2] + 2),
 ]
 LEFT = [
     (1.5, "cops' stages: claimed = solid; current = mosaic pieces in place"),

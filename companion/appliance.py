@@ -291,8 +291,32 @@ class Appliance:
         )
         if warning:
             self._say(f"companion: warning: {warning}")
+        # A seat button held down is a long press: the pairing PIN on the LED (seats
+        # said as people count them, from 1).
+        loop = asyncio.get_running_loop()
+        self.buttons.on_stuck = lambda seat, why: loop.call_soon_threadsafe(
+            self._button_held, seat, why)
+        self.buttons.on_unstuck = lambda seat: loop.call_soon_threadsafe(
+            self.referee.notice, f"Seat {seat + 1}'s button is free again")
         self.buzzers.cop_claims_stages = cfg.table.cop_button_claims_stages
         self.window_timer = self.builder.window_timer(cfg.table.choose_seconds)
+
+    def _button_held(self, seat: int, why: str) -> None:
+        """A button held down (a long press) shows the pairing PIN when the page is
+        served; a chattering one, or a held one without the page, is stuck."""
+        if why == "held down" and self.page is not None:
+            self.referee.notice(f"Seat {seat + 1}'s button held down: the pairing PIN is on "
+                                "the display (the button counts again once released)")
+            self.announce_pin(self.page.pairing.pin)
+            return
+        self.referee.notice(f"Seat {seat + 1}'s button is stuck ({why}): ignored until "
+                            "released", "stuck")
+
+    def pin_where(self) -> str:
+        """Where people find the PIN on this box, for the page's wrong-PIN answer."""
+        held = self.config.timing.stuck_after_ns / 1e9
+        return (f"hold any seat button for {held:g} s and the box's LED display shows it; "
+                "between games it shows there by itself; serve printed it at start")
 
     def _start_lamps(self) -> None:
         """The seat lamps and the stage bar, kept up to date by the referee."""
@@ -386,6 +410,7 @@ class Appliance:
             host=p.host,
             port=p.port,
             window_timer=self.window_timer,
+            pin_where=self.pin_where(),
         )
         self.page.on_resume_choice = self.choose_resume
         try:

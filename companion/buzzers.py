@@ -112,7 +112,7 @@ class BuzzerInput:
             else:  # said, not silently dropped
                 self._clocks.pop((seat, ts_ns), None)
                 referee = self.table.referee
-                referee.notice(f"Seat {seat}'s button does nothing in {referee.game.name}")
+                referee.notice(f"Seat {seat + 1}'s button does nothing in {referee.game.name}")
             return
         late = self._late_seat()
         if self.cop_claims_stages and seat == late and self._claim_stage(ts_ns):
@@ -217,11 +217,11 @@ def attach_buttons(
         stuck_ns=stuck_ns,
         on_stuck=lambda seat, why: loop.call_soon_threadsafe(
             referee.notice,
-            f"Seat {seat}'s button is stuck ({why}): ignored until released",
+            f"Seat {seat + 1}'s button is stuck ({why}): ignored until released",
             "stuck",
         ),
         on_unstuck=lambda seat: loop.call_soon_threadsafe(
-            referee.notice, f"Seat {seat}'s button is free again"
+            referee.notice, f"Seat {seat + 1}'s button is free again"
         ),
     )
     table.tick_hooks.append(lambda: buttons.check_stuck(clock()))

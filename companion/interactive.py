@@ -1,14 +1,16 @@
 """The interactive terminal table for `companion sim`.
 
-On a terminal, keys 0-3 typed on an empty line press that seat's button at once (a
-press on a simulated gpiozero pin, through the same path as a real button); any other
-key starts a command line, finished with Enter. With stdin not a terminal (a pipe, a
-file, /dev/null), input is read a line at a time on a worker thread: a line holding
-just a digit presses that seat; the end of the input ends the session.
+On a terminal, keys 1-4 typed on an empty line press that seat's button at once (seats
+counted from 1, as people count; a press on a simulated gpiozero pin, through the same
+path as a real button); any other key starts a command line, finished with Enter. With
+stdin not a terminal (a pipe, a file, /dev/null), input is read a line at a time on a
+worker thread: a line holding just a digit presses that seat; the end of the input ends
+the session.
 
 Lines are the house's commands (`help`, `new ...`, `play GAME NAME...`, `undo`) and
-the game's own (companion.games.house). A new game after game over starts a new log
-beside the old one, as `serve` does.
+the game's own (companion.games.house); `pin` shows the table page's address and PIN
+again (with `--page`). `help` is shown a page at a time (Enter: the next page). A new
+game after game over starts a new log beside the old one, as `serve` does.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from companion.loop import Referee
 from companion.table_builder import ButtonParts, CameraParts, TableBuilder
 from companion.vision.readers import DEFAULT_PIP_READER
 
-PROMPT = "keys 0-3 press buttons · command + Enter · help · quit > "
+PROMPT = "keys 1-4 press buttons · command + Enter · help · quit > "
 
 
 async def run_interactive(
@@ -68,15 +70,25 @@ async def run_interactive(
 
     def handle_command(text: str) -> None:
         text = text.strip()
+        if not text and display.next_help_page():  # Enter: the help's next page
+            referee.refresh()
+            return
         display.help = None
+        display.help_page = 0
         if not text:
             referee.refresh()
             return
         if text in ("quit", "exit", "q"):
             done.set()
             return
+        if text == "pin":
+            if server is None:
+                referee.notice("pin: no table page (start the sim with --page HOST:PORT)")
+            else:
+                referee.notice(f"Table page {server.url} PIN {server.pairing.pin}")
+            return
         if text.isdigit() and len(text) == 1:
-            seat = int(text)
+            seat = int(text) - 1  # people count seats (and their keys) from 1
             why = why_no_press(referee.game, referee.state, seat, len(buttons.devices))
             if why:
                 referee.notice(why)
@@ -90,7 +102,9 @@ async def run_interactive(
             referee.say(f"? {exc}")
             return
         if isinstance(event, Help):
-            display.help = [*event.splitlines(), "(Enter or any command closes this help)"]
+            display.help = [*event.splitlines(),
+                            "pin                          the table page's PIN (with --page)"]
+            display.help_page = 0
             referee.refresh()
             return
         table.post(event)
@@ -169,13 +183,16 @@ async def run_interactive(
 
 
 def why_no_press(game: Game, state: Any, seat: int, buttons: int) -> str | None:
-    """Why a seat key does nothing, in one line (None: it presses a button): a seat
-    the game has not (`Game.no_seat`), or a button the table has not."""
+    """Why a seat key does nothing, in one line (None: it presses a button): key 0 (seats
+    count from 1), a seat the game has not (`Game.no_seat`), or a button the table has
+    not. `seat` is the 0-based seat (the key's number less one)."""
+    if seat < 0:
+        return f"key {seat + 1}: seats count from 1 (keys 1-{buttons})"
     why = game.no_seat(state, seat)
     if why is not None:
         return why
     if seat >= buttons:
-        return f"key {seat}: the simulated table has buttons 0-{buttons - 1} only"
+        return f"key {seat + 1}: the simulated table has buttons 1-{buttons} only"
     return None
 
 

@@ -305,7 +305,8 @@ class Referee:
                 result = Result(self._state, reason, ())
             else:
                 self.game, self._state = game, result.state
-                hidden = game.public_line(event)  # e.g. a Big Score choice: who, not what
+                # e.g. a Big Score choice, a 3-player heist's flips: who, not what
+                hidden = game.public_line(event, result.state)
                 self.recent_events.append(line if hidden is None else hidden)
         try:
             self._take_outputs(result.outputs)

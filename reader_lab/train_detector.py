@@ -41,6 +41,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from companion.errors import CompanionError
 from reader_lab.big_detector import BigDetector, count_macs, parameters
 from reader_lab.clutter import clutter_scene
 from reader_lab.photo_pack import PackError, load_pack
@@ -56,7 +57,7 @@ EMA_DECAY = 0.999
 RESUME_VERSION = 1
 
 
-class TrainError(ValueError):
+class TrainError(CompanionError, ValueError):
     """A training call that cannot start (a bad option, a foreign resume file)."""
 
 

@@ -46,8 +46,8 @@ def test_short_commands_play_and_messages_reach_stdout_and_speaker(tmp_path, cap
             "# a comment",
             "new 2 Ann Bob",
             "hide A P D A A",
-            "flip 1:6",  # out of range: one line naming it
-            "flip 1:3",  # positions are 1-5 for people: the diamond is at 3
+            "flip 2:6",  # out of range: one line naming it
+            "flip 2:3",  # seats and positions from 1 for people: the diamond is at 3
             "go",
             "stage 2",
             "stage 1",
@@ -59,10 +59,10 @@ def test_short_commands_play_and_messages_reach_stdout_and_speaker(tmp_path, cap
     state = app.referee.state
     assert state.seats[1].diamonds == 1 and state.turn.stages == 1
     assert "table: pairing PIN 4719" in out
-    assert "table: Ann (seat 0) are the cops: hide the diamond" in out
+    assert "table: Ann (seat 1) are the cops: hide the diamond" in out
     assert "table: REJECTED stage: stages go in order; next is stage 1, got 2" in out
     assert "table: Stage 1: Fuel Up: yell a donut flavour!" in out
-    assert "table: Bob (seat 1) found the diamond and takes a Diamond tile!" in out
+    assert "table: Bob (seat 2) found the diamond and takes a Diamond tile!" in out
     assert "input line 9: unknown command 'bogus'" in err
     assert "input line 4: flip: position must be 1-5 (the cops' row, left to right), got 6" in err
     said = app.speaker.said
@@ -74,7 +74,7 @@ def test_short_commands_play_and_messages_reach_stdout_and_speaker(tmp_path, cap
 def test_cops_button_claims_stages_then_arrests(tmp_path, capsys):
     app = run_input(
         tmp_path,
-        ["new 2 Ann Bob", "hide A P D A A", "flip 1:stop", "go", "0", "0", "0", "0"],
+        ["new 2 Ann Bob", "hide A P D A A", "flip 2:stop", "go", "1", "1", "1", "1"],
         claims=True,
     )
     state = app.referee.state
@@ -86,7 +86,7 @@ def test_cops_button_claims_stages_then_arrests(tmp_path, capsys):
 
 
 def test_without_the_option_the_cops_early_press_is_rejected(tmp_path, capsys):
-    app = run_input(tmp_path, ["new 2 Ann Bob", "hide A P D A A", "flip 1:stop", "go", "0"])
+    app = run_input(tmp_path, ["new 2 Ann Bob", "hide A P D A A", "flip 2:stop", "go", "1"])
     assert app.referee.state.turn.stages == 0
     assert "REJECTED buzz: Arrested! needs stages 1-3 complete" in capsys.readouterr().out
 

@@ -214,7 +214,7 @@ def test_an_old_logs_race_goes_on_whichever_way_the_seat_presses(tmp_path, monke
 
         press_during_start(monkeypatch, "_start_pico", pico_press)
     typed = tmp_path / "typed.txt"
-    typed.write_text("1\n")
+    typed.write_text("2\n")  # seat 2 as people count: the event's seat 1
 
     async def resume():
         app = Appliance(parse_config(text), echo=False)

@@ -9,9 +9,8 @@ from game_builders import at_race, play, stages
 
 from companion.display.terminal import render_view
 from companion.games import registry
-from companion.games.house import help_text
 from companion.games.vault_assault.commands import HELP
-from companion.interactive import why_no_press
+from companion.interactive import PROMPT, why_no_press
 from companion.loop import Referee
 
 VAULT = registry.get("vault-assault")
@@ -21,17 +20,17 @@ ROOT = Path(__file__).resolve().parents[1]
 GAME_3P = """\
 new 3 Ann Bob Cat
 hide A P D A A
-flip 1:3 2:1
+flip 2:3 3:1
 go
-5
+6
 stage 1
 empty
-0
-impound 1
+1
 impound 2
-tally 0 30k
-tally 1 10k
-tally 2 5k
+impound 3
+tally 1 30k
+tally 2 10k
+tally 3 5k
 """
 
 
@@ -54,15 +53,19 @@ def test_sim_reads_dev_null_and_a_file(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     out = proc.stdout
-    assert "key 5: no seat 5 in this 3-player game (seats 0-2)" in out
+    assert "key 6: no seat 6 in this 3-player game (seats 1-3)" in out
     screens = out.split("\n\n+--")  # each screen is drawn after a blank line
     last = screens[-1].splitlines()
-    assert all(line in last for line in HELP.splitlines())  # all of help, at once
-    assert all(line in last for line in help_text(VAULT).splitlines())  # the house's too
+    assert all(line in last for line in HELP.splitlines()[:12])  # help's first page
+    footer = [line for line in last if line.startswith("-- help")]
+    assert footer == [
+        "-- help, page 1 of 2: Enter for the next, a command closes it ".ljust(80, "-")]
+    # the LED frame on top (its top border split off above), 24 lines with the prompt
+    assert last.index(PROMPT) == 23 and last[0].endswith("-+")
     text = screens[-2]  # the screen before help: totals, winner, turn counter
     assert "turn 1/6 · game over · BANK EMPTY" in text
     assert "Winner: Bob with $50,000" in text
-    assert "seat 1 Bob        cars 2 diamonds 1 escaped 0 arrested 1 total $50,000" in text
+    assert "seat 2 Bob        cars 2 diamonds 1 escaped 0 arrested 1 total $50,000" in text
     assert "WINNER" in text
 
 
@@ -106,14 +109,16 @@ def test_screen_fits_80x24_with_readable_log_and_rejections():
     assert len(lines) <= 24
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
     assert "ts_ns" not in text and "{" not in text
-    assert "  bang 1 2" in text
+    assert "  bang 2 3" in text  # seats as people count them
     assert "✗ stage 3: stage: stages go in order; next is stage 2, got 3" in text
-    assert "✗ flip 1:5: heist_attempt: not allowed now" in text
+    assert "✗ flip 2:?: heist_attempt: not allowed now" in text  # 3 players: dice hidden
 
 
 def test_keys_that_press_nothing_say_why():
     s = play({"type": "new_game", "game": "vault-assault", "players": 4, "names": ["R", "B"]})
-    assert why_no_press(VAULT, s, 2, 4) == "key 2: no seat 2 in this 4-player game (teams 0-1)"
+    # keys and seats as people count them: key 3 is the third seat (0-based 2)
+    assert why_no_press(VAULT, s, 2, 4) == "key 3: no seat 3 in this 4-player game (teams 1-2)"
     assert why_no_press(VAULT, s, 1, 4) is None
-    assert why_no_press(VAULT, s, 7, 4) == "key 7: no seat 7 in this 4-player game (teams 0-1)"
-    assert why_no_press(VAULT, play(), 7, 4) == "key 7: the simulated table has buttons 0-3 only"
+    assert why_no_press(VAULT, s, 7, 4) == "key 8: no seat 8 in this 4-player game (teams 1-2)"
+    assert why_no_press(VAULT, play(), 7, 4) == "key 8: the simulated table has buttons 1-4 only"
+    assert why_no_press(VAULT, s, -1, 4) == "key 0: seats count from 1 (keys 1-4)"

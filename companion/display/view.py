@@ -18,6 +18,10 @@ class Shown(Protocol):
 
     def describe_event(self, event: Any) -> str: ...
 
+    def public_event(self, event: Any, state: Any = None) -> Any:
+        """The event as screens may show it (a secret choice: who, never what)."""
+        ...
+
 
 @dataclass(frozen=True)
 class View:

@@ -97,7 +97,8 @@ class Game:
     live_seats: Callable[[Any], set[int]] = field(default=lambda state: set())
     # How many lamps of the bar are lit (Vault Assault: the stages the cops claimed).
     bar: Callable[[Any], int] = field(default=lambda state: 0)
-    # Why a seat's key presses nothing (a seat this game has not), or None.
+    # Why a seat's key presses nothing (a seat this game has not), or None; `seat` is
+    # 0-based, the line says it as people count (key and seat N+1).
     no_seat: Callable[[Any, int], str | None] = field(default=lambda state, seat: None)
     # Whether a game that is over is finished for good: a new game then starts a new
     # log (Vault Assault: every seat tallied). None: as soon as it is over.
@@ -139,6 +140,13 @@ class Game:
     # is awaited, which of the five dice to nudge or enter by hand).
     camera_unread: Callable[[Any, Any], str | None] = field(
         default=lambda state, faces: None)
+    # What each part of the LED board means, for the page's key to it: (state, size) ->
+    # {"columns": [{"label", "name", "side", "x", "y", "w", "h"}], "rows": [{"label",
+    # "side", "read", "x", "y", "w", "h"}]} in the frame's pixels ("read": how the page
+    # reads that part from the lit dots: "lit", "count" or "full"), or None: no key
+    # (a flash, a game-over screen, a game without one).
+    led_legend: Callable[[Any, tuple[int, int]], dict[str, Any] | None] = field(
+        default=lambda state, size: None)
     # A window the table's timer closes on its own (companion.window_timer): (a key
     # for this window, the event that closes it[, its own seconds]), or None while none
     # is open.
@@ -152,13 +160,39 @@ class Game:
     # logged one (a secret choice); None: the line as logged.
     public: Callable[[dict[str, Any]], dict[str, Any] | None] = field(
         default=lambda event: None)
+    # The same, when it depends on the game: (event, the state after it) -> the event
+    # as screens show it (Vault Assault: a 3-player heist attempt without the positions
+    # flipped), or None: as `public` shows it.
+    public_in: Callable[[dict[str, Any], Any], dict[str, Any] | None] | None = None
+    # What one paired device may see that the table may not: (state, the seat that
+    # device said it is, or None for the table's own controls) -> JSON-ready data for
+    # that device only, or None (Vault Assault: a 3-player heist, where robbers hide
+    # their dice from each other: a robber's phone its own dice).
+    private: Callable[[Any, int | None], dict[str, Any] | None] = field(
+        default=lambda state, seat: None)
     # One readable line for an event of this game's log (None: the house's line).
     describe: Callable[[dict[str, Any]], str | None] = field(default=lambda event: None)
 
-    def public_line(self, event: dict[str, Any]) -> str | None:
+    def shown(self, event: dict[str, Any], state: Any = None) -> dict[str, Any] | None:
+        """The event as screens show it when that differs from the logged one (a secret
+        choice), given the state after it when known; None: as logged."""
+        if state is not None and self.public_in is not None:
+            own = self.public_in(event, state)
+            if own is not None:
+                return own
+        return self.public(event)
+
+    def public_event(self, event: Any, state: Any = None) -> Any:
+        """The event as screens show it (`shown`), else the event itself."""
+        if not isinstance(event, dict):
+            return event
+        shown = self.shown(event, state)
+        return event if shown is None else shown
+
+    def public_line(self, event: dict[str, Any], state: Any = None) -> str | None:
         from companion.events import encode
 
-        shown = self.public(event)
+        shown = self.shown(event, state)
         return None if shown is None else encode(shown)
 
     def started(self, state: Any) -> bool:

@@ -11,11 +11,19 @@
 
 A paired device may say which player it is (a seat of the game being played, kept per
 session on the server, cleared by a new game): GET /api/state tells it ("my_seat") and
-the WebSocket sends it {"kind": "me", "seat", "name"} when it changes. Such a device may
-send a secret choice (The Big Score's `choose`) for its own seat only; one that claimed
-no seat is the table's own control page and may send it for any seat. While a timed
-window is open (The Big Score's choosing) the state says how long it has left
-("window": {"seconds_left", "seconds"}).
+the WebSocket sends it {"kind": "me", "seat", "name", "paired", "forgotten", "secret"}
+when it changes. Such a device may send a secret choice (The Big Score's `choose`, a
+3-player Vault Assault robber's `heist_flip`) for its own seat only; one that claimed
+no seat is the table's own control page and may send it for any seat. What only that
+device may see (`Game.private`: a robber's own dice) comes as "secret" there, and as
+"my_secret" in GET /api/state. While a timed window is open (The Big Score's choosing)
+the state says how long it has left ("window": {"seconds_left", "seconds"}).
+
+A page whose session the box no longer knows (it restarted, or every device was
+unpaired) is told so at once ("forgotten": true in GET /api/state and in its
+WebSocket's "me"), so it asks for the PIN before a tap is lost. Between games (no game
+under way) the LED display shows the pairing PIN every PIN_EVERY_SECONDS; the page's
+copy of the LED never carries the PIN (anyone may read /api/state).
 
 Events from the page go through the TableLoop's queue like the buttons' and --input's,
 so events from two phones are applied one at a time, each once, in one order. POSTs
@@ -86,6 +94,12 @@ JOURNAL_SECONDS = 1.0  # one journal line of a kind this often at most
 STOP_SECONDS = 3.0  # requests in progress when the page stops are given this long
 LOG_PATTERN = "game-*.jsonl"
 GAMES_RECHECK_SECONDS = 2.0  # earlier games re-listed this often at most (or on a change)
+# Between games the LED shows the pairing PIN for PIN_SHOWN_SECONDS every PIN_EVERY_SECONDS.
+PIN_EVERY_SECONDS = 20.0
+PIN_SHOWN_SECONDS = 5.0
+PIN_FLASH = "pin:"  # the referee's flash that shows a PIN on the LED: "pin:1234"
+# Where a person finds the PIN, for the wrong-PIN answer (serve and the sim say better).
+PIN_WHERE = "between games it shows on the box's LED display, and the box printed it at start"
 # The state (for answers and the WebSockets) is made again this often at most: at once
 # when the last one is older, else when this has passed since it (a burst of events is
 # answered with one state made after all of them, not one state per event).
@@ -353,8 +367,12 @@ class PageServer:
         ws_send_seconds: float = WS_SEND_SECONDS,
         ws_buffer_bytes: int = WS_BUFFER_BYTES,
         journal: Journal | None = None,
+        pin_where: str = PIN_WHERE,
     ) -> None:
         self.table = table
+        # Where people find the PIN (said with a wrong PIN): true for this box.
+        self.pin_where = pin_where
+        self._pin_shown_at = float("-inf")  # when the PIN was last put on the LED
         self.max_connections = max_connections
         self.durable_seconds = durable_seconds
         self.body_seconds = body_seconds
@@ -430,12 +448,14 @@ class PageServer:
         return set(self.peers)
 
     def show(self, view: View) -> None:
-        """Called by the referee on every change and tick: push what changed."""
-        if self._scheduled or not self.peers:
-            return
+        """Called by the referee on every change and tick: push what changed (and,
+        between games, put the PIN on the LED now and then)."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            return
+        self._pin_between_games(loop)
+        if self._scheduled or not self.peers:
             return
         self._scheduled = True
         wait = self._last_push + STATE_SECONDS - time.monotonic()
@@ -443,6 +463,28 @@ class PageServer:
             loop.call_later(wait, self._push)
         else:
             loop.call_soon(self._push)
+
+    def between_games(self) -> bool:
+        """No game under way: none started, or the last one finished for good."""
+        game, state = self.referee.game, self.referee.state
+        return not game.started(state) or game.finished(state)
+
+    def _pin_between_games(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Between games, the pairing PIN on the LED for PIN_SHOWN_SECONDS every
+        PIN_EVERY_SECONDS (so a phone can pair whenever no game is on); after the
+        referee has drawn this view."""
+        now = time.monotonic()
+        if now - self._pin_shown_at < PIN_EVERY_SECONDS or not self.between_games():
+            return
+        if self.referee.flash and not self.referee.flash.startswith(PIN_FLASH):
+            return  # a flash of the game first (the winner's scroll is not one)
+        self._pin_shown_at = now
+        loop.call_soon(self.show_pin, PIN_SHOWN_SECONDS)
+
+    def show_pin(self, seconds: float) -> None:
+        """The pairing PIN on the LED display for `seconds` (never on the page's LED)."""
+        self.referee.show_flash_for(PIN_FLASH + self.pairing.pin, seconds)
+        self.referee.refresh()
 
     def _push(self) -> None:
         self._scheduled = False
@@ -568,6 +610,7 @@ class PageServer:
         window = self.window()
         if window is not None:
             payload["window"] = window
+        payload["pin_where"] = self.pin_where  # where people find the PIN
         return payload
 
     def window(self) -> dict[str, Any] | None:
@@ -597,8 +640,14 @@ class PageServer:
         return seat
 
     def me(self, token: str | None) -> dict[str, Any]:
+        """Who this device is: its seat and name, whether it is paired, whether its
+        session is one the box forgot (it restarted, or unpaired every device), and
+        what only it may see now (`Game.private`)."""
         seat = self.my_seat(token)
-        return {"seat": seat, "name": None if seat is None else self.seat_names()[seat]}
+        paired = self.pairing.is_paired(token)
+        secret = self.referee.game.private(self.referee.state, seat) if paired else None
+        return {"seat": seat, "name": None if seat is None else self.seat_names()[seat],
+                "paired": paired, "forgotten": bool(token) and not paired, "secret": secret}
 
     def me_json(self, token: str | None) -> str:
         return json.dumps({"kind": "me", **self.me(token)})
@@ -672,12 +721,27 @@ class PageServer:
         return web.Response(body=data, status=status, content_type="application/json")
 
     def led(self) -> dict[str, Any]:
-        view = self.referee.view()
+        """The LED frame now, as the page draws it: never the pairing PIN (anyone on
+        the network may read it); and, while the game has a board, what each part of it
+        means ("legend", `Game.led_legend`) with the board's frame ("frame": the frame
+        itself, or the board under a flash word)."""
+        referee = self.referee
+        view = referee.view()
+        frame, flash = view.frame, view.flash
+        board = frame
+        if flash:  # the board under the flash word (what shows again after it)
+            board = referee.game.render(referee.state, None, referee.tick, referee.size)
+        if flash and flash.startswith(PIN_FLASH):
+            frame, flash = board, None
+        legend = referee.game.led_legend(referee.state, referee.size)
+        if legend is not None:  # the key, with the board frame it reads
+            legend = {**legend, "frame": led_rows(board)}
         return {
-            "width": view.frame.width,
-            "height": view.frame.height,
-            "rows": led_rows(view.frame),
-            "flash": view.flash,
+            "width": frame.width,
+            "height": frame.height,
+            "rows": led_rows(frame),
+            "flash": flash,
+            "legend": legend,
         }
 
     def led_json(self) -> str:
@@ -766,8 +830,9 @@ class PageServer:
 
     async def get_state(self, request: web.Request) -> web.Response:
         text = self.state_fields()
-        extra = {"led": self.led(), "paired": self.paired(request),
-                 "my_seat": self.my_seat(self._token(request))}
+        me = self.me(self._token(request))
+        extra = {"led": self.led(), "paired": me["paired"], "my_seat": me["seat"],
+                 "forgotten": me["forgotten"], "my_secret": me["secret"]}
         body = text[:-1] + ", " + json.dumps(extra)[1:]
         return web.Response(text=body, content_type="application/json")
 
@@ -825,7 +890,7 @@ class PageServer:
                 self._pairing_lock_told = True  # told once a lock, to the table itself
                 self.referee.notice("Page: pairing paused, too many wrong PINs from the "
                                     "network; 'Unpair every device' draws a new PIN")
-            return _error(403, "wrong PIN (it is on the box's display and in its log)")
+            return _error(403, f"wrong PIN ({self.pin_where})")
         response = web.json_response({"paired": True})
         response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
         return response
@@ -872,7 +937,7 @@ class PageServer:
 
     async def post_events(self, request: web.Request) -> web.Response:
         if not self.paired(request):
-            return _error(401, "not paired: enter the PIN shown on the box")
+            return _error(401, self.not_paired(request))
         body = await self._json_body(request)
         if isinstance(body, web.Response):
             return body
@@ -901,6 +966,13 @@ class PageServer:
             return self._answer(head, 409, fields)
         return self._answer(head, 200 if durable is not False else 202, fields)
 
+    def not_paired(self, request: web.Request) -> str:
+        """Why this device's taps are not taken, and what to do: one line."""
+        if self._token(request):
+            return ("this phone is no longer paired (the box restarted or every device "
+                    f"was unpaired): enter the PIN ({self.pin_where})")
+        return f"not paired: enter the PIN ({self.pin_where})"
+
     def not_durable_warning(self) -> str:
         """One line: why an accepted event is not yet on disk."""
         fault = getattr(self.referee.log, "fault", None)
@@ -920,16 +992,17 @@ class PageServer:
         seat = event.get("seat")
         if mine is None or seat == mine or type(seat) is not int:
             return None  # no claim: the table's control page; a bad seat: the rules say
-        names = self.seat_names()
-        theirs = f"{names[seat]} (seat {seat})" if 0 <= seat < len(names) else f"seat {seat}"
-        return (f"{event['type']}: this phone is {names[mine]}'s (seat {mine}): it may not "
-                f"choose for {theirs}")
+        names = self.seat_names()  # seats for people, from 1
+        theirs = (f"{names[seat]} (seat {seat + 1})" if 0 <= seat < len(names)
+                  else f"seat {seat + 1}")
+        return (f"{event['type']}: this phone is {names[mine]}'s (seat {mine + 1}): it may "
+                f"not choose for {theirs}")
 
     async def post_seat(self, request: web.Request) -> web.Response:
         """{"seat": S}: this device is that player's; {"seat": null}: nobody's (the
         table's control page)."""
         if not self.paired(request):
-            return _error(401, "not paired: enter the PIN shown on the box")
+            return _error(401, self.not_paired(request))
         body = await self._json_body(request)
         if isinstance(body, web.Response):
             return body
@@ -946,7 +1019,8 @@ class PageServer:
             if not names:
                 return _error(409, "seat: no game is being played (start one first)")
             if not 0 <= seat < len(names):
-                return _error(409, f"seat: this game's seats are 0-{len(names) - 1}, got {seat}")
+                return _error(409, f"seat: this game's seats are 0-{len(names) - 1} "
+                                   f"(seats 1-{len(names)} to people), got {seat}")
             self.claims[token] = seat
         self._push()
         return web.json_response(self.me(token))
@@ -1069,6 +1143,8 @@ async def start_page(
         host=host,
         port=port,
         window_timer=window_timer,
+        pin_where="the sim shows it among its messages (type pin), and on its LED "
+                  "between games",
     )
     await server.start()
     line = f"Table page {server.url} PIN {server.pairing.pin}"

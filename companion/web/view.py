@@ -34,16 +34,17 @@ def describe(event: dict[str, Any], result: Result) -> str:
     return encode(event) if isinstance(event, dict) and "type" in event else repr(event)[:120]
 
 
-def public_event(event: Any, game: Game) -> Any:
+def public_event(event: Any, game: Game, state: Any = None) -> Any:
     """The event as the page may show it: as the game's `page_event` shows it (Vault
-    Assault: the cops' row hidden), else as its `public` does (the sim's log pane does
-    the same), so The Big Score's `choose` says who chose, never what."""
+    Assault: the cops' row hidden), else as its `public` does given `state`, the state
+    after it (the sim's log pane does the same), so The Big Score's `choose` says who
+    chose, never what, nor a 3-player Vault Assault heist which dice were flipped."""
     if not isinstance(event, dict):
         return event
     shown = game.page_event(event)
-    if shown is None:
-        shown = game.public(event)
-    return event if shown is None else shown
+    if shown is not None:
+        return shown
+    return game.public_event(event, state)
 
 
 def earlier_game(path: Path) -> dict[str, Any] | None:
@@ -120,7 +121,8 @@ class History:
                 "accepted": True,
                 "text": text,
                 "type": kind,
-                "event": public_event(event, game or registry.of_state(result.state)),
+                "event": public_event(event, game or registry.of_state(result.state),
+                                      result.state),
             }
         )
         if kind == "buzz":

@@ -32,7 +32,7 @@ def test_script_with_garbage_lines_reports_and_goes_on(tmp_path, capsys):
     cap = capsys.readouterr()
     assert cap.err.strip().splitlines() == [
         "line 2: not JSON (Expecting value at column 1)",
-        "line 3: buzz: false start: B (seat 1) pressed before Go!",
+        "line 3: buzz: false start: B (seat 2) pressed before Go!",
         "line 4: buzz: 'seat' must be 0..1, got 9",
     ]
     assert json.loads(cap.out)["seats"][1]["name"] == "B"
@@ -43,7 +43,7 @@ def test_interactive_table_from_a_pipe(tmp_path, monkeypatch, capsys):
     """The interactive table reads commands a line at a time when stdin is a pipe;
     a line holding a digit presses that seat's simulated button."""
     r, w = os.pipe()
-    commands = ["new 2 Ann Bob", "hide A P D A A", "flip 1:3", "go", "1", "quit"]
+    commands = ["new 2 Ann Bob", "hide A P D A A", "flip 2:3", "go", "2", "quit"]
     os.write(w, ("\n".join(commands) + "\n").encode())
     os.close(w)
     monkeypatch.setattr(sys, "stdin", os.fdopen(r))
@@ -55,7 +55,7 @@ def test_interactive_table_from_a_pipe(tmp_path, monkeypatch, capsys):
     assert asyncio.run(run()) == 0
     assert ref.state.turns_played == 1
     assert ref.state.seats[1].escaped == 1 and ref.state.seats[1].diamonds == 1
-    assert "Escaped! Bob (seat 1)" in capsys.readouterr().out
+    assert "Escaped! Bob (seat 2)" in capsys.readouterr().out  # seats from 1
 
 
 def test_shipped_scripts_pass_strict_with_their_rejections_marked(capsys):

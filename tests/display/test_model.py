@@ -85,7 +85,7 @@ def test_long_flash_scrolls():
 
 def test_status_lines_name_cops_and_phase():
     text = "\n".join(status_lines(at_race(3, first_cop=1)))
-    assert "Cops: Bob (seat 1)" in text and "the race is on" in text
+    assert "Cops: Bob (seat 2)" in text and "the race is on" in text  # seats from 1
 
 
 def _game_over(cash=(20_000, 5_000)):
@@ -134,13 +134,17 @@ def test_game_over_scrolls_the_winner_then_holds_each_total():
 
 
 def test_status_shows_heist_flips_counted_from_1_and_the_turn_after_an_early_end():
+    s = play(new_game(2), {"type": "heist_hide", "row": ROW5})
+    s = play({"type": "heist_attempt", "flips": [{"seat": 1, "position": 0}]}, state=s)
+    assert "Heist, positions 1-5 flipped: Bob 1" in status_lines(s)
+    # 3 players: robbers hide their dice from each other, so how many, never which
     s = play(new_game(3), {"type": "heist_hide", "row": ROW5})
     s = play({"type": "heist_attempt", "flips": [{"seat": 1, "position": 0},
                                                   {"seat": 2, "stop": True}]}, state=s)
-    assert "Heist, positions 1-5 flipped: Bob 1 · Cat - (out)" in status_lines(s)
+    assert "Heist (dice hidden): Bob 1 flipped · Cat 0 flipped (out)" in status_lines(s)
     over = _game_over()
     text = "\n".join(status_lines(over))
     assert "turn 1/6 · game over · BANK EMPTY" in text
     assert "Winner: Ann with $20,000" in text
-    assert "seat 1 Bob        cars 2 diamonds 0 escaped 0 arrested 1 total $5,000" in text
+    assert "seat 2 Bob        cars 2 diamonds 0 escaped 0 arrested 1 total $5,000" in text
     assert all(len(line) <= 80 for line in status_lines(over))

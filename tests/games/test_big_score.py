@@ -21,8 +21,16 @@ FLOOR = ["artifact", "silver", "cash20", "diamond", "key"]
 
 
 def new(n=3, act1=None, **extra):
+    """A game of P0..P(n-1); the marker to the first of those with the fewest payout
+    tokens (the rules' choice) unless `first_player` is given."""
+    first = 0
+    if act1 is not None:
+        counts = [a.get("diamonds", 0) + a.get("artifacts", 0) + a.get("hard_drives", 0)
+                  for a in act1]
+        first = counts.index(min(counts))
     ev = {"type": "new_game", "game": "big-score", "players": n,
-          "names": [f"P{i}" for i in range(n)], "floor": FLOOR, "first_player": 0, **extra}
+          "names": [f"P{i}" for i in range(n)], "floor": FLOOR, "first_player": first,
+          **extra}
     if act1 is not None:
         ev["act1"] = act1
     r = e.apply(e.new_state(), ev)
@@ -95,6 +103,61 @@ def test_first_player_is_the_fewest_payout_tokens_and_a_tie_must_be_named():
     assert e.apply(e.new_state(), {**tied, "first_player": 1}).state.marker == 1
 
 
+def test_a_fleeing_marker_holder_passes_it_left_even_when_the_reveal_busts_the_vault():
+    """The rulebook, The Reveal: "Opens his empty fist and reveals that he has chosen to
+    Flee, his participation in Act II is over. If he has it, he should pass the First
+    Player Marker to the left." -- and the marker skips "any player who has chosen to
+    Flee The Vault". Here P1 holds it and flees in the round whose cops bust the vault:
+    it goes left past P2 (fled earlier) to P3, not staying with P1."""
+    s = new(4, first_player=1)
+    s = choose_all(s)
+    s = run(s, {"type": "reveal", "tokens": ["cop", "cop", "cop", "gold"]},
+            {"type": "pass", "seat": 3})
+    s = choose_all(s, flee={2})
+    s = run(s, {"type": "reveal", "tokens": ["cash20", "cash30", None, "key"]},
+            {"type": "pass", "seat": 1}, {"type": "pass", "seat": 3}, {"type": "pass", "seat": 0})
+    assert s.marker == 1 and s.cops == 3 and s.players[2].status == "fled"
+    s = choose_all(s, flee={1})
+    r = e.apply(s, {"type": "reveal", "tokens": ["cop", None, None, "cop"]})
+    assert r.rejection is None
+    assert r.state.busted and r.state.phase == GAME_OVER
+    assert [p.status for p in r.state.players] == ["busted", "fled", "fled", "busted"]
+    assert r.state.marker == 3 and summary(r.state)["first_player"] == 3
+    assert "The First Player Marker passes to P3" in [o.text for o in r.outputs]
+    # The same reveal without the bust (one cop fewer) passes it the same way.
+    calm = e.apply(s, {"type": "reveal", "tokens": ["cop", None, None, "silver"]}).state
+    assert not calm.busted and calm.marker == 3
+
+
+def test_first_player_must_be_among_the_tied_fewest_payout_tokens():
+    """The rulebook, Act II Setup: "The First Player Marker is given to the player with
+    the fewest number (not value) of Payout Tokens - do not include Cash Tokens when
+    counting. If there is a tie, the First Player Marker is given to the youngest among
+    the tied players." A `first_player` outside that tie is refused, in one line naming
+    who may go first (seats counted from 1), so a mistyped seat cannot change the trade
+    order for the whole game."""
+    act1 = [{"diamonds": 1}, {"cash": 900}, {}, {"artifacts": 2}]
+    ev = {"type": "new_game", "game": "big-score", "players": 4,
+          "names": ["Ann", "Bob", "Cat", "Dan"], "floor": FLOOR, "act1": act1}
+    for wrong in (0, 3):
+        r = e.apply(e.new_state(), {**ev, "first_player": wrong})
+        assert r.rejection == (
+            f"new_game: {['Ann', 'Bob', 'Cat', 'Dan'][wrong]} (seat {wrong + 1}) may not go "
+            "first: the First Player Marker goes to one of Bob (seat 2), Cat (seat 3) (tied "
+            "for the fewest payout tokens: the youngest)")
+        assert r.state == e.new_state()
+    for right in (1, 2):  # Bob's $900K cash does not count
+        assert e.apply(e.new_state(), {**ev, "first_player": right}).state.marker == right
+    one = {**ev, "act1": [{"diamonds": 1}, {"hard_drives": 1}, {}, {"artifacts": 2}]}
+    r = e.apply(e.new_state(), {**one, "first_player": 1})
+    assert r.rejection == ("new_game: Bob (seat 2) may not go first: the First Player Marker "
+                           "goes to Cat (seat 3) (the fewest payout tokens)")
+    assert e.apply(e.new_state(), one).state.marker == 2  # no tie: no need to say
+    r = e.apply(e.new_state(), ev)
+    assert r.rejection == ("new_game: Bob (seat 2), Cat (seat 3) tie for the fewest payout "
+                           "tokens: give 'first_player' (the youngest of them)")
+
+
 def test_never_flee_with_no_cops_advice_and_the_busting_round():
     s = new(2)
     assert "never flee" in e.advice(s)[0]
@@ -151,7 +214,7 @@ def test_trade_order_marker_passing_skips_fled_players():
     s = run(s, {"type": "reveal", "tokens": ["cash20", "cash30", "cop", "gold"]})
     assert s.queue == (0, 1, 3)
     r = e.apply(s, {"type": "trade", "seat": 1, "take": "silver"})
-    assert "P0 (seat 0)'s turn" in r.rejection
+    assert "P0 (seat 1)'s turn" in r.rejection  # seats counted from 1 for people
     s = run(s, {"type": "pass", "seat": 0})
     assert s.marker == 0  # passing keeps the marker
     s = run(s, {"type": "trade", "seat": 1, "take": "silver"},
@@ -305,3 +368,71 @@ def test_invariants_over_random_games(n, draws):
             assert garbage.state is s
     if s.phase == GAME_OVER:
         assert winners(s) and summary(s)["over"]
+
+
+@pytest.mark.parametrize(
+    ("act1", "reason"),
+    [
+        ([{"diamonds": 20}, {"diamonds": 11}, {}],
+         "the players hold 31 diamonds from Act I, but the box has 30"),
+        ([{"hard_drives": 31}, {}, {}], "hold 31 hard drives from Act I, but the box has 30"),
+        ([{"expert": "hacker"}, {"expert": "hacker"}, {"expert": "hacker"}],
+         "3 players trained a Hacker, but its 7 expert cards train at most 2"),
+    ],
+)
+def test_act1_within_the_box_and_the_expert_cards(act1, reason):
+    """"Hard Drive (30) [...] Diamond (30) [...] Artifact (30)" are the box's Act I
+    payout tokens; "There are 7 Expert Crew Cards of each Crew type. As a result, it is
+    possible for 2 different players to each gain the same Expert Ability" (3 cards
+    each): no more than 2."""
+    ev = {"type": "new_game", "game": "big-score", "players": 3, "names": ["A", "B", "C"],
+          "floor": FLOOR, "act1": act1, "first_player": 2}
+    r = e.apply(e.new_state(), ev)
+    assert r.rejection and reason in r.rejection, r.rejection
+    two = [{"expert": "hacker"}, {"expert": "hacker"}, {"diamonds": 30}]
+    assert e.apply(e.new_state(), {**ev, "act1": two, "first_player": 0}).rejection is None
+
+
+def test_people_count_seats_from_1_in_commands_messages_and_the_log_pane():
+    from companion.games.big_score import table as t
+
+    s = new(3)
+    assert t.parse_command("flee 1", s) == {"type": "choose", "seat": 0, "flee": True}
+    assert t.parse_command("3", s) == {"type": "choose", "seat": 2, "flee": True}
+    assert t.parse_command("trade 2 silver gold", s) == {"type": "trade", "seat": 1,
+                                                         "take": "silver", "give": "gold"}
+    assert t.parse_command("muscle 3", s) == {"type": "muscle", "seat": 2}
+    for bad in ("flee 0", "rob 4", "pass x", "0"):
+        with pytest.raises(ValueError, match=r"the seat is a number 1-3"):
+            t.parse_command(bad, s)
+    words = ["Ann", "Bob", "Cat", "floor=artifact,silver,cash20,diamond,key"]
+    assert t.new_command(words)["first_player"] == 0  # the first name, the youngest
+    assert t.new_command([*words, "first=3"])["first_player"] == 2
+    with pytest.raises(ValueError, match=r"first= is a seat 1-3"):
+        t.new_command([*words, "first=0"])
+    s = run(s, {"type": "choose", "seat": 0, "flee": False})
+    r = e.apply(s, {"type": "choose", "seat": 0, "flee": True})
+    assert r.rejection.startswith("choose: P0 (seat 1) has already chosen")
+    assert t.describe({"type": "choose", "seat": 0}) == "seat 1 has chosen"
+    assert t.describe({"type": "reveal", "tokens": ["gold", None]}) == "reveal 1:gold 2:-"
+    assert t.describe({"type": "pass", "seat": 2}) == "seat 3 keeps the token"
+    lines = t.status_lines(s)
+    assert lines[-3].startswith("  1 P0 ") and lines[-1].startswith("  3 P2 ")
+    assert "Choosing: P1, P2 still to choose" in lines
+    # The JSON keeps its seats from 0.
+    assert t.page_moves(s)["choose"] == [1, 2]
+
+
+def test_the_page_is_offered_the_abilities_that_act_now():
+    from companion.games.big_score import table as t
+
+    act1 = [{"expert": "gun_man"}, {"expert": "driver"}, {"expert": "grease_man"}]
+    s = choose_all(new(3, act1), flee={1, 2})
+    reveal = t.page_moves(s)["reveal"]
+    assert reveal["seats"] == [0] and reveal["driver"] == [1] and reveal["grease"] == [2]
+    assert reveal["floor"] == sorted(FLOOR)
+    s = choose_all(new(3, act1))
+    s = run(s, {"type": "reveal", "tokens": ["gold", "cop", "cop"]})
+    trade = t.page_moves(s)["trade"]
+    assert trade == {"seat": 0, "take": sorted(FLOOR), "give": ["gold"], "drawn": "gold",
+                     "steal": True}

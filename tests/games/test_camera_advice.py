@@ -69,7 +69,8 @@ def test_a_second_reading_replaces_the_first_and_take_is_a_command():
     for dice in ([1, 2, 3, 4, 5], [6, 6, 5, 4, 1]):
         assert ref.submit({"type": "seen", "dice": dice}).rejection is None
     assert game.page_moves(ref.state)["take"] == {"type": "roll", "dice": [6, 6, 5, 4, 1]}
-    assert any(line.startswith("Camera reads 6 6 5 4 1") for line in game.status_lines(ref.state))
+    assert any("Camera reads 6 6 5 4 1: take it" in line  # beside the board
+               for line in game.status_lines(ref.state))
     assert ref.submit(game.parse_command("take", ref.state)).rejection is None
     assert ref.state.dice == (6, 6, 5, 4, 1)
     # a `seen` while the dice are on the table is refused with one line

@@ -88,7 +88,7 @@ def test_it_replays_and_resumes_from_its_log(tmp_path, capsys):
 def test_the_sims_commands_and_keys_play_it_and_start_the_next_game(
         tmp_path, monkeypatch, capsys):
     r, w = os.pipe()
-    lines = ["play coin-race Ann Bob", "help", "step 3", "1", "5", "step 3",
+    lines = ["play coin-race Ann Bob", "help", "step 3", "2", "6", "step 3",
              "play vault-abstract Wanda Boris", "quit"]
     os.write(w, ("\n".join(lines) + "\n").encode())
     os.close(w)
@@ -101,12 +101,11 @@ def test_the_sims_commands_and_keys_play_it_and_start_the_next_game(
     ref.log.close()
     log.close()
     out = capsys.readouterr().out
-    # the race (the button of seat 1 stepped Bob by 1), won, then the next game
+    # the race (key 2, the second seat's button, stepped Bob by 1), won, then the next game
     assert said == ["new_game", "step", "step", "step", "new_game"], said
     assert ref.game.id == "vault-abstract"
-    assert "  coin-race       NAME NAME [NAME]" in out  # help lists it with its words
-    assert "step N                       the player to move steps N" in out
-    assert "key 5: no seat 5 in this race" in out
+    assert "step N                       the player to move steps N" in out  # help
+    assert "key 6: no seat 6 in this race" in out  # keys and seats counted from 1
     assert "Coin Race to 6: Ann at 3, Bob at 1" in out  # its status lines
     first = [json.loads(x) for x in (tmp_path / "game-0.jsonl").read_text().splitlines()]
     assert [x["type"] for x in first] == ["new_game", "step", "step", "step"]
@@ -135,7 +134,8 @@ def test_the_page_plays_it(tmp_path):
             assert s["moves"]["step"] == {"seat": 0, "n": [1, 2, 3]}
             assert s["status"] == ["Coin Race to 6: Ann at 0, Bob at 0"]
             r = await client.post("/api/seat", json={"seat": 1}, headers=H)
-            assert (await r.json()) == {"seat": 1, "name": "Bob"}  # its seat names
+            me = await r.json()
+            assert (me["seat"], me["name"]) == (1, "Bob")  # its seat names
             r = await client.post("/api/events", json={"type": "roll"}, headers=H)
             assert r.status == 400  # not an event of this game
             r = await client.post("/api/events", json={"command": "help"}, headers=H)
@@ -168,7 +168,7 @@ def test_its_lamps_callouts_and_camera_are_its_own(toy):
     bar = SimpleNamespace(count=None, show=lambda n: setattr(bar, "count", n))
     Appliance._update_lamps(SimpleNamespace(referee=ref, lamps=lamps, bar=bar), None, None)
     assert lamps.live == {1} and bar.count == 3
-    assert why_no_press(ref.game, ref.state, 2, 4) == "key 2: no seat 2 in this race"
+    assert why_no_press(ref.game, ref.state, 2, 4) == "key 3: no seat 3 in this race"
     assert why_no_press(ref.game, ref.state, 1, 4) is None
     # the camera: its reader says what changed and draws on its board
     cam = CameraInput(ref, "none")

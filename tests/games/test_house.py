@@ -155,10 +155,10 @@ def test_short_commands_start_and_play_the_other_games():
     with pytest.raises(ValueError, match="floor="):
         registry.parse_command("play big-score Ann Bob", GameState())
     ev = registry.parse_command("play big-score Ann Bob floor=artifact,silver,cash20,diamond,key "
-                                "first=1", GameState())
+                                "first=2", GameState())  # seats counted from 1: Bob
     s = registry.judge(GameState(), ev).state
     assert registry.of_state(s).id == "big-score" and s.marker == 1
-    assert registry.parse_command("0", s) == {"type": "choose", "seat": 0, "flee": True}
+    assert registry.parse_command("1", s) == {"type": "choose", "seat": 0, "flee": True}
     ev = registry.parse_command("play big-score Ann Bob floor=artifact,silver,cash20,diamond,key",
                                 GameState())
     assert ev["first_player"] == 0 and registry.judge(GameState(), ev).rejection is None
@@ -168,7 +168,7 @@ def test_short_commands_start_and_play_the_other_games():
                                                              GameState())).state
     roll = registry.parse_command("roll 5 6 4 6 5", sol)
     sol = registry.judge(sol, roll).state
-    mark = registry.parse_command("mark b3 0 1", sol)
+    mark = registry.parse_command("mark b3 1 2", sol)  # dice counted from 1
     assert mark == {"type": "mark", "cell": "b3", "dice": [0, 1], "skimmers": []}
     assert registry.judge(sol, mark).rejection is None
     assert registry.parse_command("suggest", sol)["type"] == "note"
@@ -229,7 +229,7 @@ def test_a_press_in_a_game_without_buttons_is_said_not_dropped():
     ref = Referee()
     played, rejected = asyncio.run(play_script(lines, ref, echo_rejections=False))
     assert played == 2 and ref.state.dice == ()
-    assert "Seat 0's button does nothing in Vault (solitaire)" in ref.messages
+    assert "Seat 1's button does nothing in Vault (solitaire)" in ref.messages
 
 
 def test_a_big_score_choice_is_logged_whole_but_shown_without_what(tmp_path):

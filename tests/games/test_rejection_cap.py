@@ -116,7 +116,7 @@ def test_the_big_scores_unknown_act1_field_is_named_short_with_the_known_fields(
     reason = game.apply(game.new_state(), event).rejection
     assert reason is not None
     assert len(reason) <= MAX_REASON_CHARS
-    assert reason.startswith("new_game: act1 of seat 1 has unknown field 'yyyy")
+    assert reason.startswith("new_game: act1 of seat 2 has unknown field 'yyyy")  # Bob
     assert "(known: expert, cash, diamonds, artifacts, hard_drives)" in reason
     assert "(1" not in reason  # not cut by the cap: the message itself is short
 

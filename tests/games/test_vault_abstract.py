@@ -186,3 +186,15 @@ def test_invariants_over_random_games(choices, garbage):
         if bad.rejection:
             assert bad.state is s
     assert summary(s)["pawns"] == [len(s.pawns[0]), len(s.pawns[1])]
+
+
+def test_seats_counted_from_1_in_the_short_commands():
+    from companion.games.vault_abstract.table import describe, parse_command
+
+    s = started()
+    assert parse_command("resign 1", s) == {"type": "resign", "seat": 0}
+    assert parse_command("pick 2 choose", s) == {"type": "pick", "seat": 1, "choose": True}
+    for bad in ("resign 0", "pick 3", "resign white"):
+        with pytest.raises(ValueError, match="seat 1 White, 2 Black"):
+            parse_command(bad, s)
+    assert describe({"type": "resign", "seat": 1}) == "seat 2 (Black) resigns"

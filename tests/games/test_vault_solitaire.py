@@ -231,3 +231,67 @@ def test_helper_may_ask_for_a_reroll_of_the_dice_it_would_waste():
     from dataclasses import replace
     s = replace(s, rerolls_used=3)
     assert all(ev["type"] != "reroll" for ev in suggest(s, reroll_leftovers=1).events)
+
+
+def test_marks_read_as_the_sums_they_are_minus_signs_kept():
+    assert e.arithmetic(10, [5, 6, 4, 5], []) == "5 + 6 + 4 - 5 = 10"
+    assert e.arithmetic(2, [3, 5], []) == "5 - 3 = 2"
+    assert e.arithmetic(18, [5], [(0, 13)]) == "5 + 13 (skimmer 1) = 18"  # the rulebook's
+    assert e.arithmetic(13, [6, 3, 5], [(0, 9)]) == "6 + 3 + 9 (skimmer 1) - 5 = 13"
+    assert e.arithmetic("odd", [3], []) == "3 (odd)"
+    assert e.arithmetic("x2", [2, 2], []) == "2 and 2 (a pair)"
+    assert e.arithmetic(14, [6, 1], []) is None
+    # Every mark the page offers reads as a sum that makes its square.
+    from companion.games.vault_solitaire.table import page_details
+
+    s = rolled([5, 6, 4, 5, 1], skimmer_boxes=(9, 0, 0))
+    ways = page_details(s)["ways"]
+    assert set(ways) == set(e.markable_cells(s))
+    for cell, options in ways.items():
+        r, c = d.parse_cell(cell)
+        square = d.GRID[r][c]
+        for way in options:
+            text = way["text"]
+            if isinstance(square, int):
+                left, right = text.split(" = ")
+                assert int(right) == square
+                value = eval(left.replace(" (skimmer 1)", ""))  # digits, + and - only
+                assert value == square, text
+            assert e.apply(s, way["event"]).rejection is None
+    assert "5 + 6 + 4 - 5 = 10" in [w["text"] for w in ways["a3"]]
+
+
+def test_words_that_are_true_no_rank_before_the_end():
+    from companion.games.vault_solitaire.table import headline, status_lines
+
+    s = e.apply(e.new_state(), NEW).state
+    assert summary(s)["rank"] is None and summary(s)["score"] == 3  # 3 unused skimmers
+    assert not any("Busted" in line for line in status_lines(s))
+    assert "Busted" not in headline(s)
+    final = e.replay([ev for _, ev in read_log(SCRIPT).events])
+    assert summary(final)["rank"] == "Busted!!!"
+    assert any("Game over: 4 points, Busted!!!" in line for line in status_lines(final))
+
+
+def test_dice_and_skimmers_counted_from_1_in_commands_and_messages():
+    from companion.games.vault_solitaire.table import describe, parse_command
+
+    s = rolled([5, 6, 4, 6, 5], skimmer_boxes=(9, 0, 0))
+    assert parse_command("mark b3 1 2", s) == {"type": "mark", "cell": "b3", "dice": [0, 1],
+                                               "skimmers": []}
+    assert parse_command("mark f1 1 3 s1", s)["skimmers"] == [0]
+    assert parse_command("power 5 3", s) == {"type": "power", "die": 4, "skimmer": 2}
+    assert parse_command("reroll 4:6 5:2", s) == {"type": "reroll", "dice": [3, 4],
+                                                   "values": [6, 2]}
+    for bad, why in (("mark b3 0", "a number 1-5"), ("power 6 1", "a number 1-5"),
+                     ("mark b3 1 s4", "a number 1-3"), ("power 1 0", "a number 1-3")):
+        with pytest.raises(ValueError, match=why):
+            parse_command(bad, s)
+    s2 = e.apply(s, {"type": "mark", "cell": "b3", "dice": [0, 1]}).state
+    r = e.apply(s2, {"type": "mark", "cell": "c1", "dice": [0]})
+    assert r.rejection == "mark: die 1 (a 5) is already used"
+    r = e.apply(s2, {"type": "power", "die": 2, "skimmer": 1})
+    assert [o.text for o in r.outputs] == ["Skimmer 2: 4 boxes"]
+    assert describe({"type": "mark", "cell": "b3", "dice": [0, 1], "skimmers": [0]}) == (
+        "mark b3 with dice 1, 2 and skimmer 1")
+    assert describe({"type": "power", "die": 4, "skimmer": 0}) == "die 5 powers skimmer 1"

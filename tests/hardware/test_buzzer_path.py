@@ -91,12 +91,12 @@ class Rig:
     def stuck(self) -> list[tuple[int, str]]:
         """The stuck notices the table was given: (seat, why)."""
         found = (STUCK.match(m) for m in self.ref.messages)
-        return [(int(m[1]), m[2]) for m in found if m]
+        return [(int(m[1]) - 1, m[2]) for m in found if m]
 
     @property
     def unstuck(self) -> list[int]:
         found = (FREE.match(m) for m in self.ref.messages)
-        return [int(m[1]) for m in found if m]
+        return [int(m[1]) - 1 for m in found if m]
 
     async def __aexit__(self, *exc):
         self.buttons.close()
@@ -396,7 +396,7 @@ def test_false_starts_before_go_are_rejected_and_logged(tmp_path):
     notes = [x for x in lines if x["type"] == "rejected"]
     assert len(notes) == 1
     assert notes[0]["event"] == {"type": "buzz", "seat": 1, "ts_ns": T}
-    assert notes[0]["reason"].startswith("buzz: false start: Bob (seat 1)")
+    assert notes[0]["reason"].startswith("buzz: false start: Bob (seat 2)")
     assert lines[-1] == {"type": "buzz", "seat": 2, "ts_ns": T + 1 * S}
     assert rig.ref.state.seats[1].escaped == 0 and rig.ref.state.seats[2].escaped == 1
 
@@ -638,8 +638,8 @@ def test_script_photo_finish_robber_line_second_but_stamped_earlier_escapes(
     assert logged[-2]["photo_finish"]["margin_ns"] == margin_ns
     note = logged[-1]
     assert note["type"] == "rejected" and note["event"]["seat"] == 0
-    assert note["reason"].startswith("buzz: too late: Ann (seat 0) pressed")
-    assert f"{margin_ns} ns after seat 1" in note["reason"]
+    assert note["reason"].startswith("buzz: too late: Ann (seat 1) pressed")
+    assert f"{margin_ns} ns after Bob (seat 2)" in note["reason"]
     assert "too late" in out.err  # the sim reports the rejected line
     # The log replays to the same result.
     assert main(["replay", str(log), "--json"]) == 0

@@ -217,7 +217,7 @@ def test_a_press_stamped_before_go_is_a_false_start_even_if_it_arrives_after():
              {"type": "heist_attempt", "flips": [{"seat": 1, "stop": True}]},
              {"type": "assault_start", "ts_ns": 5_000_000_000})
     r = reject(s, {"type": "buzz", "seat": 1, "ts_ns": 4_999_000_000})
-    assert r.rejection == "buzz: false start: Bob (seat 1) pressed 1.000 ms before Go!"
+    assert r.rejection == "buzz: false start: Bob (seat 2) pressed 1.000 ms before Go!"
     assert [o.name for o in r.outputs] == ["false_start"]
     s = play({"type": "buzz", "seat": 1, "ts_ns": 5_000_000_001}, state=s)
     assert s.seats[1].escaped == 1

@@ -25,7 +25,7 @@ def test_vault_assault_rejections_carry_codes_and_the_same_text():
     before_go = play(new_game(2), {"type": "heist_hide", "row": ROW5})
     r = apply(before_go, {"type": "buzz", "seat": 1})
     assert isinstance(r.rejection, Rejection) and r.rejection.code == "false_start"
-    assert r.rejection == "buzz: false start: Bob (seat 1) pressed before Go!"
+    assert r.rejection == "buzz: false start: Bob (seat 2) pressed before Go!"
     assert [o.name for o in r.outputs] == ["false_start"]  # the flash, from the code
     race = at_race(3)
     assert code(race, {"type": "buzz", "seat": 0, "ts_ns": 5}) == "arrest_too_early"

@@ -188,7 +188,7 @@ def test_no_diamond_tile_left_in_box_still_ends_heist():
 @pytest.mark.parametrize(
     ("flips", "needle"),
     [
-        ([], "missing seat 1"),
+        ([], "missing Bob (seat 2)"),
         ([{"seat": 1, "position": 5}], "0..4"),
         ([{"seat": 0, "position": 1}], "not in the heist"),
         ([{"seat": 1, "position": 1}, {"seat": 1, "position": 2}], "twice"),
@@ -209,7 +209,7 @@ def test_cannot_flip_same_position_twice():
         {"type": "heist_attempt", "flips": [{"seat": 1, "position": 0}]},
     )
     r = reject(s, {"type": "heist_attempt", "flips": [{"seat": 1, "position": 0}]})
-    assert "already flipped position 0" in r.rejection
+    assert "already flipped position 1" in r.rejection  # people count from 1
 
 
 def test_heist_events_out_of_phase():

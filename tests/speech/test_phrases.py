@@ -134,3 +134,12 @@ def test_any_event_gives_a_few_short_phrases_and_never_raises(kind, fields, wher
     phrases = said(s, {"type": kind, **fields})
     assert isinstance(phrases, list) and len(phrases) <= 4
     assert all(isinstance(p, str) and 0 < len(p) < 120 and "seat" not in p for p in phrases)
+
+
+def test_an_arrested_seat_with_no_car_left_is_said_not_asked():
+    from companion.games.base import Output, Result
+
+    s = play(new_game(2))
+    out = Output("announce", "no_car", "Bob (seat 2) has no getaway car left: nothing", 1)
+    assert callouts({"type": "buzz", "seat": 0}, Result(s, None, (out,))) == [
+        "Bob has no getaway car left."]

@@ -53,8 +53,12 @@ def test_two_phones_choose_privately_then_both_see_the_reveal(tmp_path):
         try:
             ctx_a, ann = await phone(t, browser)
             await ann.click('[data-game="big-score"]')
-            await ann.fill("#other-names", "Ann, Bob")
-            await ann.fill("#other-floor", "artifact,silver,cash20,diamond,key")
+            await ann.click('[data-count="2"]')
+            await ann.fill("#other-name-0", "Ann")
+            await ann.fill("#other-name-1", "Bob")
+            for tok in ("artifact", "silver", "cash20", "diamond", "key"):
+                await ann.click(f'[data-floor="{tok}"]')
+            await ann.click('[data-first="0"]')  # no Act I tokens: a tie, Ann the youngest
             await ann.click("#start-other")
             await ann.wait_for_selector('[data-claim="0"]')
             ctx_b, bob = await phone(t, browser)

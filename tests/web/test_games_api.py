@@ -88,7 +88,8 @@ def test_abstract_by_taps_with_legal_destinations_and_a_reason_for_an_illegal_mo
             # The summary whole under "summary": its played moves (top-level "moves" are
             # the legal ones, as on Vault Assault's page).
             assert len(s["summary"]["moves"]) == len(evs) - 1 and s["summary"]["over"] is True
-            assert s["status"][0].startswith("Vault (abstract)")
+            assert s["details"]["headline"] == "Vault (abstract): Wanda (White) wins (far rank)"
+            assert any("Vault (abstract)" in line for line in s["status"])
             body = await send(client, {"type": "undo"})
             assert body["state"]["over"] is False and body["state"]["moves"]["move"]
             bot = await send(client, {"command": "bot 1"})
@@ -195,3 +196,30 @@ def test_solitaire_offers_the_cameras_roll_to_take(tmp_path):
             assert "take" not in s["moves"] and s["details"]["dice"] == [3, 5, 5, 6, 1]
 
     asyncio.run(go())
+
+
+def test_the_pages_big_score_numbers_are_the_rules():
+    """games.js checks a Big Score setup before it is sent, with the rules' numbers:
+    they must be definition.py's."""
+    import re
+
+    from companion.games.big_score import definition as d
+
+    js = (Path(__file__).resolve().parents[2] / "companion" / "web" / "static" /
+          "games.js").read_text()
+    block = js[js.index("const BIG = {"):js.index("};", js.index("const BIG = {"))]
+
+    def pairs(name):
+        inner = re.search(name + r": \{([^}]*)\}", block).group(1)
+        return {k: (int(v) if v.isdigit() else v.strip('"'))
+                for k, v in re.findall(r'(\w+): ("[^"]*"|\d+)', inner)}
+
+    def number(name):
+        return int(re.search(name + r": (\d+)", block).group(1))
+
+    assert pairs("vault") == d.VAULT_TOKENS
+    assert pairs("supply") == d.ACT1_SUPPLY
+    assert pairs("experts") == d.EXPERT_NAMES
+    assert number("floorSize") == d.FLOOR_SIZE and number("startCash") == d.START_CASH
+    assert number("cashToken") == d.CASH_TOKEN
+    assert number("maxSameExpert") == d.MAX_SAME_EXPERT

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from companion.games.vault_assault.engine import apply, new_state
-from companion.games.vault_assault.moves import dye_pack_choices, legal_moves
+from companion.games.vault_assault.moves import dye_pack_choices, legal_moves, private_moves
 from companion.games.vault_assault.state import GAME_OVER, NO_GAME
 from companion.web.pairing import FREE_TRIES, GLOBAL_TRIES, Pairing
 
@@ -28,8 +28,16 @@ def offered_events(state, moves: dict[str, Any], rng: random.Random) -> list[dic
         rng.shuffle(row)
         out.append({"type": "heist_hide", "row": row})
     if "heist_attempt" in moves:
+        spec_ = moves["heist_attempt"]
+        if spec_["secret"]:  # 3 players: the positions are the cops' and each robber's
+            spec_ = private_moves(state, None)["heist"]["heist_attempt"]
+            for seat in moves["heist_flip"]:
+                mine = private_moves(state, seat)["heist"]["heist_flip"]
+                pick = rng.choice(mine["positions"]) if mine["positions"] else None
+                out.append({"type": "heist_flip", "seat": seat,
+                            **({"stop": True} if pick is None else {"position": pick})})
         flips = []
-        for seat, spec in moves["heist_attempt"]["seats"].items():
+        for seat, spec in spec_["seats"].items():
             if spec["positions"] and rng.random() < 0.8:
                 flips.append({"seat": int(seat), "position": rng.choice(spec["positions"])})
             else:
@@ -92,6 +100,22 @@ def test_what_is_not_offered_is_refused():
     assert "new_game" in legal_moves(new_state())
     assert "new_game" not in legal_moves(play(new_game(2)))
     assert new_state().phase == NO_GAME
+
+
+def test_a_3_player_heists_positions_are_offered_only_to_who_may_see_them():
+    s = play(new_game(3), {"type": "heist_hide", "row": ROW5},
+             {"type": "heist_attempt", "flips": [{"seat": 1, "position": 0},
+                                                 {"seat": 2, "position": 4}]})
+    public = legal_moves(s)["heist_attempt"]
+    assert public["secret"] and public["seats"] == {"1": {"stop": True}, "2": {"stop": True}}
+    assert legal_moves(s)["heist_flip"] == [1, 2]
+    assert private_moves(s, 1)["heist"]["heist_flip"]["positions"] == [1, 2, 3, 4]
+    assert private_moves(s, 2)["heist"]["heist_flip"]["positions"] == [0, 1, 2, 3]
+    table = private_moves(s, None)["heist"]["heist_attempt"]["seats"]
+    assert table["1"]["positions"] == [1, 2, 3, 4] and table["2"]["positions"] == [0, 1, 2, 3]
+    s = play({"type": "heist_flip", "seat": 2, "stop": True}, state=s)
+    assert legal_moves(s)["heist_attempt"]["seats"] == {"1": {"stop": True}}
+    assert legal_moves(s)["heist_attempt"]["chosen"] == [2]
 
 
 def test_heist_moves_list_unflipped_positions():

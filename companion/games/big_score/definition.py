@@ -47,6 +47,17 @@ DRIVER_DRAWS = 2
 
 # Act I payout tokens a player may bring into Act II (cash is a $K value).
 ACT1_FIELDS = ("cash", "diamonds", "artifacts", "hard_drives")
+# The box's Act I payout tokens ("Payout tokens for Act I": Hard Drive (30), Diamond
+# (30), Artifact (30)): all players together bring no more of a kind into Act II.
+ACT1_SUPPLY = {"diamonds": 30, "artifacts": 30, "hard_drives": 30}
+CASH_TOKEN = 10  # $K: the smallest cash token (the page asks for multiples of it)
+START_CASH = 200  # $K: "Each player starts the game with $200K in Cash Tokens"
+# "There are 7 Expert Crew Cards of each Crew type" and training takes 3 of them, so
+# "it is possible for 2 different players to each gain the same Expert Ability": no more.
+EXPERT_CARDS, TRAINING_CARDS = 7, 3
+MAX_SAME_EXPERT = EXPERT_CARDS // TRAINING_CARDS  # 2
+EXPERT_NAMES = {"muscle": "Muscle", "con_man": "Con Man", "driver": "Driver",
+                "grease_man": "Grease Man", "gun_man": "Gun Man", "hacker": "Hacker"}
 
 
 def busted_after(players: int) -> int:

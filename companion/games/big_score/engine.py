@@ -5,7 +5,9 @@
 Events (one JSON object a line):
 - `new_game` {"game":"big-score","players":N,"names":[...],"act1":[{"cash":K,"diamonds":n,
   "artifacts":n,"hard_drives":n,"expert":"hacker"|...|null}, ...],"floor":[5 tokens],
-  "first_player":seat (optional: else the fewest Act I payout tokens; a tie needs it)}
+  "first_player":seat (one of the players with the fewest Act I payout tokens, the
+  youngest of a tie; optional unless they tie)}. Seats count from 0 in the events; the
+  messages name players with their seats counted from 1 ("Ann (seat 1)").
 - `choose` {"seat":s,"flee":true|false}: one player's secret Rob/Flee choice (a press in
   the choosing window means Flee; the window closing unpressed sends flee false).
 - `close_choices` {}: the choosing window closed; every player in the vault who has not
@@ -43,6 +45,9 @@ from companion.games.big_score.state import (
 )
 
 Handler = base.Handler
+# The act1 fields as the Player's fields.
+_PLAYER_FIELD = {"diamonds": "act1_diamonds", "artifacts": "act1_artifacts",
+                 "hard_drives": "act1_drives"}
 
 
 def new_state() -> BigScoreState:
@@ -52,8 +57,21 @@ def new_state() -> BigScoreState:
 # --------------------------------------------------------------------------- helpers
 
 
-def _name(state: BigScoreState, seat: int) -> str:
-    return f"{state.players[seat].name} (seat {seat})"
+def player(state: BigScoreState, seat: int) -> str:
+    """A player for people: the name and the seat counted from 1 ("Ann (seat 1)")."""
+    return f"{state.players[seat].name} (seat {seat + 1})"
+
+
+def fewest_payout_tokens(players: tuple[Player, ...] | list[Player]) -> list[int]:
+    """The seats tied for the fewest Act I payout tokens (diamonds, artifacts, hard
+    drives; cash does not count): the First Player Marker goes to one of them."""
+    payout = [p.act1_diamonds + p.act1_artifacts + p.act1_drives for p in players]
+    low = min(payout, default=0)
+    return [s for s, n in enumerate(payout) if n == low]
+
+
+def _who(players: tuple[Player, ...] | list[Player], seats: list[int]) -> str:
+    return ", ".join(f"{players[s].name} (seat {s + 1})" for s in seats)
 
 
 def _phase(state: BigScoreState, ev: Mapping[str, Any], *allowed: str) -> None:
@@ -139,19 +157,30 @@ def _new_game(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreStat
         unknown = set(a) - {"type", "expert", *d.ACT1_FIELDS}
         if unknown:
             # The key is the player's text: shown short, with the fields it may name.
-            raise Rejected(f"new_game: act1 of seat {seat} has unknown field "
+            raise Rejected(f"new_game: act1 of seat {seat + 1} has unknown field "
                            f"{base._short(min(unknown, key=str))} (known: expert, "
                            f"{', '.join(d.ACT1_FIELDS)})")
         counts = {f: base.whole(a, f, 0, 100_000 if f == "cash" else 100, default=0)
                   for f in d.ACT1_FIELDS}
         expert = a.get("expert")
         if expert is not None and expert not in d.EXPERTS:
-            raise Rejected(f"new_game: act1 of seat {seat}: 'expert' must be one of "
+            raise Rejected(f"new_game: act1 of seat {seat + 1}: 'expert' must be one of "
                            f"{', '.join(d.EXPERTS)} or null, got {base._short(expert)}")
         players.append(Player(name=name, act1_cash=counts["cash"],
                               act1_diamonds=counts["diamonds"],
                               act1_artifacts=counts["artifacts"],
                               act1_drives=counts["hard_drives"], expert=expert))
+    for f, supply in d.ACT1_SUPPLY.items():
+        held = sum(getattr(p, _PLAYER_FIELD[f]) for p in players)
+        if held > supply:
+            raise Rejected(f"new_game: the players hold {held} {f.replace('_', ' ')} from "
+                           f"Act I, but the box has {supply}", "bad_value")
+    for expert in d.EXPERTS:
+        holders = [s for s, p in enumerate(players) if p.expert == expert]
+        if len(holders) > d.MAX_SAME_EXPERT:
+            raise Rejected(f"new_game: {len(holders)} players trained a "
+                           f"{d.EXPERT_NAMES[expert]}, but its {d.EXPERT_CARDS} expert cards "
+                           f"train at most {d.MAX_SAME_EXPERT}", "bad_value")
     floor = base.field(ev, "floor")
     if not isinstance(floor, list) or len(floor) != d.FLOOR_SIZE:
         raise Rejected(f"new_game: 'floor' must list the {d.FLOOR_SIZE} Vault Floor tokens")
@@ -162,20 +191,28 @@ def _new_game(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreStat
             raise Rejected("new_game: cop tokens are never placed on the Vault Floor (return "
                            "it and draw again)")
         _take_from_bag(state, ev, bag, tok)
+    # "The First Player Marker is given to the player with the fewest number (not
+    # value) of Payout Tokens [...] If there is a tie, the First Player Marker is given
+    # to the youngest among the tied players."
+    fewest = fewest_payout_tokens(players)
     if "first_player" in ev:
         marker = base.whole(ev, "first_player", 0, n - 1)
+        if marker not in fewest:
+            who = (f"{_who(players, fewest)} (the fewest payout tokens)" if len(fewest) == 1
+                   else f"one of {_who(players, fewest)} (tied for the fewest payout "
+                        "tokens: the youngest)")
+            raise Rejected(f"new_game: {_who(players, [marker])} may not go first: the "
+                           f"First Player Marker goes to {who}", "bad_value")
+    elif len(fewest) > 1:
+        raise Rejected(f"new_game: {_who(players, fewest)} tie for the fewest payout "
+                       "tokens: give 'first_player' (the youngest of them)")
     else:
-        payout = [p.act1_diamonds + p.act1_artifacts + p.act1_drives for p in players]
-        fewest = [s for s in range(n) if payout[s] == min(payout)]
-        if len(fewest) > 1:
-            raise Rejected("new_game: seats " + ", ".join(map(str, fewest)) + " tie for the "
-                           "fewest payout tokens: give 'first_player' (the youngest of them)")
         marker = fewest[0]
     new = BigScoreState(phase=CHOOSE, players=tuple(players), bag=tuple(bag),
                         floor=tuple(sorted(floor)), marker=marker, round=1)
     return new, [
         Output("announce", "new_game", f"The Big Score, Act II: {n} players in the vault"),
-        Output("announce", "first_player", f"{_name(new, marker)} holds the First Player "
+        Output("announce", "first_player", f"{player(new, marker)} holds the First Player "
                "Marker"),
         Output("announce", "choose", "Round 1: Rob or Flee? Press to flee; a fist to rob"),
     ]
@@ -187,9 +224,9 @@ def _choose(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState,
     flee = base.boolean(ev, "flee")
     p = state.players[seat]
     if p.status != IN_VAULT:
-        raise Rejected(f"choose: {_name(state, seat)} is no longer in the vault")
+        raise Rejected(f"choose: {player(state, seat)} is no longer in the vault")
     if p.flee is not None:
-        raise Rejected(f"choose: {_name(state, seat)} has already chosen (no changing your "
+        raise Rejected(f"choose: {player(state, seat)} has already chosen (no changing your "
                        "mind; undo a mistaken entry)")
     new = replace(state, players=_set(state.players, seat, flee=flee))
     waiting = [s for s in new.in_vault() if new.players[s].flee is None]
@@ -230,7 +267,7 @@ def _reveal(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState,
     inside = state.in_vault()
     waiting = [s for s in inside if state.players[s].flee is None]
     if waiting:
-        raise Rejected("reveal: still choosing: " + ", ".join(_name(state, s) for s in waiting))
+        raise Rejected("reveal: still choosing: " + ", ".join(player(state, s) for s in waiting))
     tokens = base.field(ev, "tokens")
     if not isinstance(tokens, list) or len(tokens) != state.n:
         raise Rejected(f"reveal: 'tokens' must list {state.n} entries, a token or null per "
@@ -247,12 +284,12 @@ def _reveal(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState,
         if p.status != IN_VAULT or p.flee:
             if tok is not None:
                 why = "fled" if p.flee else "is out of the vault"
-                raise Rejected(f"reveal: {_name(state, seat)} {why} and drew nothing "
+                raise Rejected(f"reveal: {player(state, seat)} {why} and drew nothing "
                                f"(null), got {base._short(tok)}")
             if p.status == IN_VAULT:
                 fleeing.append(seat)
             continue
-        _token(ev, tok, f"seat {seat}'s token")
+        _token(ev, tok, f"{player(state, seat)}'s token")
         _take_from_bag(state, ev, bag, tok)
         robbers.append(seat)
         if tok == "cop":
@@ -271,11 +308,11 @@ def _reveal(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState,
         seat = base.whole(use, "seat", 0, state.n - 1)
         p = players[seat]
         if p.expert != expert:
-            raise Rejected(f"reveal: {_name(state, seat)} is not a {expert.replace('_', ' ')}")
+            raise Rejected(f"reveal: {player(state, seat)} is not a {expert.replace('_', ' ')}")
         if p.ability_used:
-            raise Rejected(f"reveal: {_name(state, seat)} has already used the ability")
+            raise Rejected(f"reveal: {player(state, seat)} has already used the ability")
         if seat not in fleeing:
-            raise Rejected(f"reveal: {_name(state, seat)} did not flee this round")
+            raise Rejected(f"reveal: {player(state, seat)} did not flee this round")
         if key == "driver":
             drew = base.field(use, "tokens")
             if not isinstance(drew, list) or len(drew) != d.DRIVER_DRAWS:
@@ -308,23 +345,27 @@ def _reveal(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState,
     if new_cops:
         outs.append(Output("flash", "cop", f"{new_cops} cop token{'s' * (new_cops > 1)} on the "
                            f"track: {min(cops, limit)} of {limit}"))
-    if cops >= limit:
-        for seat in robbers:
-            _return_to_bag(bag, players[seat].vault)
-            players = _set(players, seat, status=BUSTED, vault=(), flee=None, drawn=None)
-        new = replace(state, phase=GAME_OVER, players=players, bag=tuple(bag), floor=floor,
-                      cops=cops, busted=True, queue=())
-        names = ", ".join(players[s].name for s in robbers) or "nobody"
-        return new, outs + [Output("flash", "busted", f"BUSTED! Act II tokens lost: {names}. "
-                                   "Act II is over")]
-    marker = state.marker
+    # "Opens his empty fist and reveals that he has chosen to Flee, his participation in
+    # Act II is over. If he has it, he should pass the First Player Marker to the left."
+    # He passes it as the fists open, whatever the cops do: so also when this reveal
+    # busts the vault (to the next player on his left who did not flee).
     new = replace(state, players=players, bag=tuple(bag), floor=floor, cops=cops)
+    marker = state.marker
     if new.players[marker].status != IN_VAULT:
         marker = _left_in_vault(new, marker)
         new = replace(new, marker=marker)
         if new.players[marker].status == IN_VAULT:
             outs.append(Output("announce", "first_player", f"The First Player Marker passes to "
                                f"{new.players[marker].name}", marker))
+    if cops >= limit:
+        for seat in robbers:
+            _return_to_bag(bag, players[seat].vault)
+            players = _set(players, seat, status=BUSTED, vault=(), flee=None, drawn=None)
+        new = replace(new, phase=GAME_OVER, players=players, bag=tuple(bag), queue=(),
+                      busted=True)
+        names = ", ".join(players[s].name for s in robbers) or "nobody"
+        return new, outs + [Output("flash", "busted", f"BUSTED! Act II tokens lost: {names}. "
+                                   "Act II is over")]
     queue = tuple(s for s in _clockwise_from(new, marker)
                   if s in robbers and new.players[s].drawn != "cop")
     new = replace(new, phase=TRADE, queue=queue)
@@ -353,9 +394,9 @@ def _trader(state: BigScoreState, ev: Mapping[str, Any]) -> int:
     _phase(state, ev, TRADE)
     seat = base.whole(ev, "seat", 0, state.n - 1)
     if seat not in state.queue:
-        raise Rejected(f"{ev['type']}: {_name(state, seat)} may not trade this round")
+        raise Rejected(f"{ev['type']}: {player(state, seat)} may not trade this round")
     if seat != state.queue[0]:
-        raise Rejected(f"{ev['type']}: it is {_name(state, state.queue[0])}'s turn to trade "
+        raise Rejected(f"{ev['type']}: it is {player(state, state.queue[0])}'s turn to trade "
                        "first")
     return seat
 
@@ -413,11 +454,11 @@ def _muscle(state: BigScoreState, ev: Mapping[str, Any]) -> tuple[BigScoreState,
     seat = base.whole(ev, "seat", 0, state.n - 1)
     p = state.players[seat]
     if p.expert != "muscle" or p.ability_used:
-        raise Rejected(f"muscle: {_name(state, seat)} has no unused Muscle ability")
+        raise Rejected(f"muscle: {player(state, seat)} has no unused Muscle ability")
     if p.status != IN_VAULT:
-        raise Rejected(f"muscle: {_name(state, seat)} is no longer in the vault")
+        raise Rejected(f"muscle: {player(state, seat)} is no longer in the vault")
     if state.marker == seat:
-        raise Rejected(f"muscle: {_name(state, seat)} already holds the First Player Marker")
+        raise Rejected(f"muscle: {player(state, seat)} already holds the First Player Marker")
     new = replace(state, marker=seat, players=_set(state.players, seat, ability_used=True))
     if state.phase == TRADE and seat in state.queue:
         # The trade order runs from the marker's new holder for the rest of the round.

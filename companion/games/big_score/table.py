@@ -27,17 +27,18 @@ WORDS = {"fled": "FLED", "cop": "COP!", "busted": "BUSTED!", "over": "PAYOUT",
          "reveal": "OPEN!"}
 
 HELP = """\
-Keys 0-5 while choosing: that seat presses (Flee); `close` closes the window (the rest rob)
-new NAME... floor=T,T,T,T,T [first=SEAT]   a new game (once this one is over)
-flee S / rob S               a seat's secret choice, typed
-close                        the choosing window closes: everyone not pressed robs
-reveal T T T ...             the token each seat drew, in seat order (- for none)
-trade S TAKE [GIVE]          seat S trades with the Vault Floor (GIVE: Con Man's earlier token)
-pass S                       seat S keeps the token
-muscle S                     seat S's Muscle takes the First Player Marker
-undo                         take back the last accepted event
+N (a seat 1-6)               while choosing: seat N flees (as its button does)
+flee N / rob N / close       seat N's secret choice; close: the rest rob
+reveal T T T ...             each seat's token, in seat order (- for none)
+trade N TAKE [GIVE]          seat N trades with the floor (GIVE: a Con Man's)
+pass N / muscle N            seat N keeps its token / seat N's Muscle: marker
 tokens: cash20 cash30 cash50 cash100 silver gold key cop artifact diamond
-{"type": ...}                any event as JSON (reveal with driver/grease, trade with steal)"""
+new NAME... floor=T,T,T,T,T [first=N]   the next game, once this one is over
+undo / {"type": ...}         take back the last event / any event as JSON"""
+
+# The phase in words, for the terminal.
+PHASE_WORDS = {CHOOSE: "choosing", TRADE: "trading", GAME_OVER: "Act II is over"}
+WIDTH = 78  # the terminal's lines (80 columns less a margin)
 
 
 def render(state: BigScoreState, flash: str | None = None, tick: int = 0,
@@ -83,33 +84,88 @@ def game_over_lines(state: BigScoreState) -> list[str]:
     return lines
 
 
+def _fit(*candidates: str) -> str:
+    """The first candidate that fits the terminal's width (the last one always does)."""
+    for text in candidates:
+        if len(text) <= WIDTH:
+            return text
+    return candidates[-1]
+
+
 def status_lines(state: BigScoreState) -> list[str]:
+    """The terminal's lines, each within 78 columns: the round, the floor, who is to
+    act, one line of advice, then one line per seat (counted from 1)."""
     if not state.players:
         return ["No game yet: start one with new_game."]
     s = summary(state)
-    lines = [f"The Big Score · round {state.round} · {state.phase} · cops {state.cops}/"
-             f"{s['busted_at']}" + (" · BUSTED" if state.busted else "")
-             + f" · floor {' '.join(state.floor)}"]
+    lines = [f"The Big Score · round {state.round} · {PHASE_WORDS.get(state.phase, state.phase)}"
+             f" · cops {state.cops} of {s['busted_at']}" + (" · BUSTED" if state.busted else ""),
+             f"Vault Floor: {' '.join(state.floor) or 'empty'} · {sum(state.bag)} tokens in "
+             "the vault"]
     if state.phase == CHOOSE:
-        waiting = [p.name for p in state.players if p.status == IN_VAULT and p.flee is None]
-        lines.append("Choosing: " + ", ".join(waiting) + " to choose" if waiting
-                     else f"Revealed: {engine.choices_line(state)}: enter the tokens drawn")
+        waiting = [i for i, p in enumerate(state.players)
+                   if p.status == IN_VAULT and p.flee is None]
+        if waiting:
+            names = ", ".join(state.players[i].name for i in waiting)
+            seats = ", ".join(str(i + 1) for i in waiting)
+            lines.append(_fit(f"Choosing: {names} still to choose",
+                              f"Choosing: seats {seats} still to choose"))
+        else:
+            letters = " ".join(f"{i + 1}{'F' if state.players[i].flee else 'R'}"
+                               for i in state.in_vault())
+            lines.append(_fit(f"Revealed: {engine.choices_line(state)}: enter the tokens drawn",
+                              f"Revealed (seat, Rob/Flee): {letters}: enter the tokens drawn"))
     if state.phase == TRADE and state.queue:
-        lines.append(f"Trading: {state.players[state.queue[0]].name} (seat {state.queue[0]})")
-    lines += s["advice"]
-    for i, p in enumerate(s["players"]):
-        marker = " MARKER" if i == state.marker else ""
+        seat = state.queue[0]
+        lines.append(_fit(f"Trading: {engine.player(state, seat)}: take from the floor or pass",
+                          f"Trading: seat {seat + 1}: take from the floor or pass"))
+    lines += s["advice"][:1]
+    for i, p in enumerate(state.players):
+        expert = ""
+        if p.expert:
+            expert = " " + d.EXPERT_NAMES[p.expert] + (" (used)" if p.ability_used else "")
+        marker = " marker" if i == state.marker and state.phase != GAME_OVER else ""
         win = " WINNER" if i in s["winners"] else ""
-        lines.append(f"  seat {i} {p['name']:<10.10} {p['status']:<6} "
-                     f"${p['total']:,} tokens {len(p['vault_tokens'])}{marker}{win}")
+        money = f"${total(state, i):,}"
+        lines.append(f"  {i + 1} {p.name:<12.12} {p.status:<6} {money:>10} "
+                     f"{len(p.vault):>2} tokens{expert}{marker}{win}")
     return lines
 
 
-def _seat(word: str) -> int:
-    try:
-        return int(word)
-    except ValueError:
-        raise ValueError(f"seat must be a number, got {word!r}") from None
+def describe(event: dict[str, Any]) -> str | None:
+    """The sim's log pane and `replay`: an event of this game in words, seats counted
+    from 1 (a `choose` as the screens show it says who, not what)."""
+    kind = event.get("type")
+    seat = event.get("seat")
+    who = f"seat {seat + 1}" if isinstance(seat, int) and not isinstance(seat, bool) else "?"
+    if kind == "choose":
+        if "flee" not in event:
+            return f"{who} has chosen"
+        return f"{who} {'flees' if event.get('flee') else 'robs'} (secret)"
+    if kind == "close_choices":
+        return "the choosing window closes: the rest rob"
+    if kind == "reveal" and isinstance(event.get("tokens"), list):
+        drawn = " ".join(f"{i + 1}:{t if t is not None else '-'}"
+                         for i, t in enumerate(event["tokens"]))
+        extra = " (with an ability)" if "driver" in event or "grease" in event else ""
+        return f"reveal {drawn}{extra}"
+    if kind == "trade":
+        give = f" for {event['give']}" if "give" in event else ""
+        steal = f", steals {event['steal']}" if "steal" in event else ""
+        return f"{who} takes {event.get('take')} from the floor{give}{steal}"
+    if kind == "pass":
+        return f"{who} keeps the token"
+    if kind == "muscle":
+        return f"{who}'s Muscle takes the First Player Marker"
+    return None
+
+
+def _seat(word: str, state: BigScoreState, what: str) -> int:
+    """A seat as people say it (1..players) -> the event's seat (from 0)."""
+    n = max(state.n, 1)
+    if not word.isdigit() or not 1 <= int(word) <= n:
+        raise ValueError(f"{what}: the seat is a number 1-{n}, got {word[:20]!r}")
+    return int(word) - 1
 
 
 def parse_command(text: str, state: BigScoreState) -> dict[str, Any]:
@@ -118,20 +174,21 @@ def parse_command(text: str, state: BigScoreState) -> dict[str, Any]:
         return parsed
     word, *args = parsed
     if word.isdigit() and not args:
-        return {"type": "choose", "seat": int(word), "flee": True}
+        return {"type": "choose", "seat": _seat(word, state, "flee"), "flee": True}
     if word in ("flee", "rob") and len(args) == 1:
-        return {"type": "choose", "seat": _seat(args[0]), "flee": word == "flee"}
+        return {"type": "choose", "seat": _seat(args[0], state, word), "flee": word == "flee"}
     if word == "close" and not args:
         return {"type": "close_choices"}
     if word == "reveal" and args:
         return {"type": "reveal", "tokens": [None if a == "-" else a for a in args]}
     if word == "trade" and len(args) in (2, 3):
-        ev: dict[str, Any] = {"type": "trade", "seat": _seat(args[0]), "take": args[1]}
+        ev: dict[str, Any] = {"type": "trade", "seat": _seat(args[0], state, "trade"),
+                              "take": args[1]}
         if len(args) == 3:
             ev["give"] = args[2]
         return ev
     if word in ("pass", "muscle") and len(args) == 1:
-        return {"type": word, "seat": _seat(args[0])}
+        return {"type": word, "seat": _seat(args[0], state, word)}
     if word == "undo" and not args:
         return {"type": "undo"}
     raise ValueError(f"unknown command {text[:40]!r} (help lists the commands)")
@@ -143,8 +200,11 @@ def _ok(state: BigScoreState, event: dict[str, Any]) -> bool:
 
 def page_moves(state: BigScoreState, new_game_after_over: bool = False) -> dict[str, Any]:
     """What may be sent now: `choose` [seats still to choose], `close_choices`, `reveal`
-    {"seats": [seats that draw], "tokens": [...]}, `trade` {"seat", "take": [floor],
-    "give": [tokens it may give]}, `pass` [seat], `muscle` [seats], `undo`."""
+    {"seats": [seats that draw], "tokens": [...], "driver": [fleeing Drivers], "grease":
+    [fleeing Grease Men], "floor": [...]}, `trade` {"seat", "take": [floor], "give":
+    [tokens it may give], "drawn", "steal": a Gun Man's steal is open}, `pass` [seat],
+    `muscle` [seats], `undo`, and `new_game` {"game"} once it is over (when the host
+    starts the next game in a new log). Seats are the events' (from 0)."""
     moves: dict[str, Any] = {}
     if state.prev is not None:
         moves["undo"] = True
@@ -157,20 +217,29 @@ def page_moves(state: BigScoreState, new_game_after_over: bool = False) -> dict[
             moves["choose"] = waiting
             moves["close_choices"] = True
         else:
+            fleeing = [i for i, p in enumerate(state.players)
+                       if p.status == IN_VAULT and p.flee and not p.ability_used]
             moves["reveal"] = {
                 "seats": [i for i, p in enumerate(state.players)
                           if p.status == IN_VAULT and not p.flee],
                 "tokens": list(d.TOKEN_KINDS),
+                # the fleeing experts whose ability acts now, with the reveal
+                "driver": [i for i in fleeing if state.players[i].expert == "driver"],
+                "grease": [i for i in fleeing if state.players[i].expert == "grease_man"],
+                "floor": sorted(set(state.floor)),
             }
-    if state.phase == TRADE and state.queue:
+    if state.phase == TRADE and state.queue and state.floor:
         seat = state.queue[0]
         p = state.players[seat]
         give = sorted({t for t in p.vault
                        if _ok(state, {"type": "trade", "seat": seat,
                                       "take": state.floor[0], "give": t})})
         moves["trade"] = {"seat": seat, "take": sorted(set(state.floor)), "give": give,
-                          "drawn": p.drawn}
-        moves["pass"] = [seat]
+                          "drawn": p.drawn,
+                          # a Gun Man's steal, once a game, with a trade
+                          "steal": p.expert == "gun_man" and not p.ability_used}
+    if state.phase == TRADE and state.queue:
+        moves["pass"] = [state.queue[0]]
     muscle = [i for i in range(state.n) if state.phase in (CHOOSE, TRADE)
               and _ok(state, {"type": "muscle", "seat": i})]
     if muscle:
@@ -190,13 +259,15 @@ def page_details(state: BigScoreState) -> dict[str, Any]:
         if revealed(state) else None,
         "trader": state.queue[0] if state.phase == TRADE and state.queue else None,
         "status": status_lines(state),
+        "headline": status_lines(state)[0],
     }
 
 
 def new_command(args: list[str]) -> dict[str, Any]:
     """The words after `new` (or `play big-score`): `Ann Bob Cat floor=T,T,T,T,T
-    [first=SEAT]` -> a new_game. The First Player Marker goes to the first name (the
-    youngest) unless `first=SEAT`; Act I holdings come only with a JSON new_game."""
+    [first=N]` -> a new_game. No Act I holdings here (the page or a JSON new_game
+    gives them): everyone ties for the fewest payout tokens, and the First Player Marker
+    goes to the youngest, the first name unless `first=N` (a seat counted from 1)."""
     names = [a for a in args if "=" not in a]
     options = dict(a.split("=", 1) for a in args if "=" in a)
     if names and names[0].isdigit() and int(names[0]) == len(names) - 1:
@@ -204,17 +275,13 @@ def new_command(args: list[str]) -> dict[str, Any]:
     if not d.MIN_PLAYERS <= len(names) <= d.MAX_PLAYERS:
         raise ValueError(f"give {d.MIN_PLAYERS}-{d.MAX_PLAYERS} names")
     if "floor" not in options:
-        raise ValueError("NAME... floor=T,T,T,T,T [first=SEAT]")
+        raise ValueError("NAME... floor=T,T,T,T,T [first=N]")
     event: dict[str, Any] = {"type": "new_game", "game": d.GAME_ID, "players": len(names),
                              "names": names, "floor": [t for t in options["floor"].split(",") if t]}
-    # No Act I holdings here: everyone ties for the fewest payout tokens, and the
-    # rulebook's tie-break (the youngest) is the first name listed unless first= says.
-    event["first_player"] = 0
-    if "first" in options:
-        try:
-            event["first_player"] = int(options["first"])
-        except ValueError:
-            raise ValueError(f"first= must be a seat, got {options['first']!r}") from None
+    first = options.get("first", "1")
+    if not first.isdigit() or not 1 <= int(first) <= len(names):
+        raise ValueError(f"first= is a seat 1-{len(names)} (the youngest), got {first[:20]!r}")
+    event["first_player"] = int(first) - 1
     return event
 
 
@@ -260,9 +327,10 @@ GAME = Game(
     secret_events=frozenset({"choose"}),
     timed_window=timed_window,
     players=(d.MIN_PLAYERS, d.MAX_PLAYERS),
-    new_words="NAME... floor=T,T,T,T,T [first=SEAT]",
+    new_words="NAME... floor=T,T,T,T,T [first=N]",
     new_command=new_command,
     seat_names=lambda state: [p.name for p in state.players],
+    describe=describe,
     # the choosing window, who has chosen (never what), the reveal, the cop track,
     # fleeing, Busted, the marker and the trade order, the winner
     spoken=frozenset({"new_game", "choose", "chosen", "reveal", "cop", "fled", "busted",

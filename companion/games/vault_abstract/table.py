@@ -32,14 +32,15 @@ SIDES = ("W", "B")
 DEFAULT_LEVEL = 2
 
 HELP = """\
-new NAME NAME                a new game (once this one is over)
+new NAME NAME                a new game (once this one is over): White, Black
 c1 a3  (or: move c1 a3)      move the pawn on c1 to a3 (a walk or a jump)
-bot [LEVEL]                  the companion moves for the side to move (levels 0-3)
-pick S [choose]              seat S's button: step the pick (`choose`: the pause)
-resign S                     seat S resigns (0 White, 1 Black)
+bot [LEVEL]                  the companion moves for the side to move (0-3)
+pick N [choose]              seat N's button (1 White, 2 Black): step the pick
+resign N                     seat N resigns (1 White, 2 Black)
 draw                         a draw, agreed
 undo                         take back the last accepted event
 {"type": ...}                any event as JSON"""
+WIDTH = 78  # the terminal's lines (80 columns less a margin)
 
 
 def render(state: AbstractState, flash: str | None = None, tick: int = 0,
@@ -70,25 +71,46 @@ def game_over_lines(state: AbstractState) -> list[str]:
 
 
 def status_lines(state: AbstractState) -> list[str]:
+    """The terminal's lines, within 78 columns: the board (11 lines, rank 10 at the
+    top) with the players, the last move and who is to move beside it."""
     if state.phase == "no_game":
         return ["No game yet: start one with new_game."]
     s = summary(state)
-    lines = [f"Vault (abstract) · White {s['names'][0]} {s['pawns'][0]} pawns · Black "
-             f"{s['names'][1]} {s['pawns'][1]} pawns · {len(state.moves)} moves"]
-    if state.moves:
-        lines.append("Last move " + "-".join(state.moves[-1]))
+    white, black = (n[:16] for n in state.names)
+    side = [
+        "Vault (abstract)",
+        f"White (W, seat 1): {white}, {s['pawns'][0]} pawns",
+        f"Black (B, seat 2): {black}, {s['pawns'][1]} pawns",
+        f"{len(state.moves)} move{'' if len(state.moves) == 1 else 's'} played"
+        + (f" · last {'-'.join(state.moves[-1])}" if state.moves else ""),
+    ]
     if state.phase == PLAYING:
-        lines.append(f"To move: {('White', 'Black')[state.to_move]} "
-                     f"({state.names[state.to_move]}), {len(engine.legal_moves(state))} "
-                     "legal moves")
+        side.append(f"To move: {('White', 'Black')[state.to_move]} "
+                    f"({state.names[state.to_move][:16]})")
+        side.append(f"{len(engine.legal_moves(state))} legal moves: type e.g. c1 c2")
         if state.pick is not None:
             frm, to = state.pick
-            lines.append(f"Picked on the buttons: {frm}-{to}? (wait to play it)" if to
-                         else f"Picked on the buttons: {frm}? (wait to choose it)")
+            side.append(f"Picked: {frm}-{to}? (wait to play it)" if to
+                        else f"Picked: {frm}? (wait to choose it)")
     else:
-        who = "nobody" if state.winner is None else state.names[state.winner]
-        lines.append(f"Game over: {who} wins ({state.end})")
-    return lines + board_lines(state)
+        who = "nobody" if state.winner is None else state.names[state.winner][:16]
+        side.append(f"Game over: {who} wins ({state.end})")
+    board = board_lines(state)
+    return [f"{row:<28}{side[i]}".rstrip() if i < len(side) else row
+            for i, row in enumerate(board)]
+
+
+def headline(state: AbstractState) -> str:
+    """One line on the game now, for the page's top."""
+    if state.phase == "no_game":
+        return "Vault (abstract)"
+    if state.phase == GAME_OVER:
+        if state.winner is None:
+            return "Vault (abstract): game over, a draw"
+        return (f"Vault (abstract): {state.names[state.winner]} "
+                f"({d.COLOURS[state.winner]}) wins ({state.end})")
+    return (f"Vault (abstract) · move {len(state.moves) + 1}: "
+            f"{d.COLOURS[state.to_move]} ({state.names[state.to_move]}) to move")
 
 
 def board_lines(state: AbstractState) -> list[str]:
@@ -102,6 +124,31 @@ def board_lines(state: AbstractState) -> list[str]:
         out.append(f"  {rank:>2} " + " ".join(row))
     out.append("     " + " ".join(d.FILES))
     return out
+
+
+def describe(event: dict[str, Any]) -> str | None:
+    """The sim's log pane and `replay`: an event of this game in words, seats counted
+    from 1 (1 White, 2 Black)."""
+    kind = event.get("type")
+    seat = event.get("seat")
+    who = (f"seat {seat + 1} ({d.COLOURS[seat]})" if seat in (0, 1)
+           and not isinstance(seat, bool) else "?")
+    if kind == "move":
+        return f"move {event.get('from')}-{event.get('to')}"
+    if kind == "resign":
+        return f"{who} resigns"
+    if kind == "pick":
+        return f"{who} picks" + (" (the pause: chosen)" if event.get("choose") else "")
+    if kind == "draw":
+        return "a draw, agreed"
+    return None
+
+
+def _seat(word: str, what: str) -> int:
+    """A seat as people say it (1 White, 2 Black) -> the event's seat (from 0)."""
+    if word not in ("1", "2"):
+        raise ValueError(f"usage: {what} (seat 1 White, 2 Black), got {word[:20]!r}")
+    return int(word) - 1
 
 
 def parse_command(text: str, state: AbstractState) -> dict[str, Any]:
@@ -120,15 +167,15 @@ def parse_command(text: str, state: AbstractState) -> dict[str, Any]:
         except ValueError as exc:
             raise ValueError(f"bot: {exc}") from None
         return {"type": "move", "from": frm, "to": to}
-    if words[:1] == ["pick"] and len(words) in (2, 3) and words[1] in ("0", "1"):
-        event: dict[str, Any] = {"type": "pick", "seat": int(words[1])}
+    if words[:1] == ["pick"] and len(words) in (2, 3):
+        event: dict[str, Any] = {"type": "pick", "seat": _seat(words[1], "pick N [choose]")}
         if len(words) == 3:
             if words[2] != "choose":
-                raise ValueError("usage: pick SEAT [choose]")
+                raise ValueError("usage: pick N [choose] (seat 1 White, 2 Black)")
             event["choose"] = True
         return event
-    if words[:1] == ["resign"] and len(words) == 2 and words[1] in ("0", "1"):
-        return {"type": "resign", "seat": int(words[1])}
+    if words[:1] == ["resign"] and len(words) == 2:
+        return {"type": "resign", "seat": _seat(words[1], "resign N")}
     if words == ["draw"]:
         return {"type": "draw"}
     if words == ["undo"]:
@@ -138,7 +185,9 @@ def parse_command(text: str, state: AbstractState) -> dict[str, Any]:
 
 def page_moves(state: AbstractState, new_game_after_over: bool = False) -> dict[str, Any]:
     """`move` {from: [legal destinations]} (tap a pawn, then one of its cells),
-    `resign` [seats], `draw`, `bot` [levels] (the companion moves), `undo`."""
+    `resign` [seats], `draw`, `bot` [levels] (the companion moves), `undo`, and
+    `new_game` {"game"} once it is over (when the host starts the next game in a new
+    log). Seats are the events' (from 0: White)."""
     moves: dict[str, Any] = {}
     if state.prev is not None:
         moves["undo"] = True
@@ -163,6 +212,7 @@ def page_details(state: AbstractState) -> dict[str, Any]:
         "last_move": list(state.moves[-1]) if state.moves else None,
         "pick": list(state.pick) if state.pick is not None else None,
         "status": status_lines(state),
+        "headline": headline(state),
     }
 
 
@@ -210,6 +260,7 @@ GAME = Game(
     players=(d.PLAYERS, d.PLAYERS),
     new_words="NAME NAME",
     seat_names=lambda state: list(state.names),
+    describe=describe,
     # captures, the win, an agreed draw
     spoken=frozenset({"new_game", "capture", "win", "draw"}),
 )

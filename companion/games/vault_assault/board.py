@@ -10,12 +10,16 @@ The board is laid out for 32x8 (companion.display.model.BOARD_SIZE), left to rig
              y 5: a bar under a stage block when a Bang! was used before that stage.
              y 7: the cop track: one 2-px mark per turn of the game (lit: played,
              blinking: this turn).
-    x 21-31  one 3-px column per seat (x 21, 25, 29): y 0 lit bar = this seat is the
-             cops; y 1 middle = a hostage set aside; y 2 one pixel per getaway car;
-             y 3-4 one pixel per diamond; y 6 solid = escaped this turn, dotted =
-             arrested this turn.
+    x 21-31  one 3-px column per seat (x 21, 25, 29: seats 1, 2, 3): y 0 lit bar =
+             this seat is the cops; y 1 middle = a hostage set aside; y 2 one pixel per
+             getaway car; y 3-4 one pixel per diamond; y 6 solid = escaped this turn,
+             dotted = arrested this turn.
     Empty!   once the bank is empty, the stages it skipped show an X until the turn ends
              (the game's last), and the marker moves to the Arrest block.
+
+`legend(state, size)` says the same as data, for the page's key to the board
+(`Game.led_legend`): the columns (stages, seats) and the rows, each a region of the
+frame and how the page reads it from the lit dots.
 
 At game over the board gives way to the winner's name scrolling by, then each seat's
 total in thousands ("ANN 160K"), over and over; until every seat is tallied it reads
@@ -33,6 +37,7 @@ panel cuts off the second and third seats' columns; `serve` says so at start-up)
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from companion.display.bitfont import FONT_3X5
 from companion.display.frame import DEFAULT_SIZE, Frame, Size
@@ -123,6 +128,62 @@ def _board(state: GameState, tick: int, mosaic: Mapping[int, frozenset[int]] | N
         elif turn and i in turn.arrested:
             px += [(x0, 6), (x0 + 2, 6)]
     return Frame.from_pixels(px, *BOARD_SIZE)
+
+
+# The board's parts for the key to it: (x, y, w, h) in its 32x8 layout, what it means,
+# and how the page reads it from the frame's lit dots ("lit": the columns with one lit
+# there; "full": the columns wholly lit; "count": how many in each column, in words by
+# `values` when given; "marks": how many marks of 2 dots in the whole part).
+STAGE_ROWS: tuple[tuple[tuple[int, int, int, int], str, str, dict[str, str]], ...] = (
+    ((0, 0, 19, 4), "cops' stages: claimed = solid; the current one shows the mosaic "
+                    "pieces in place", "full", {}),
+    ((0, 4, 19, 1), "marker: the stage being worked on", "lit", {}),
+    ((0, 5, 19, 1), "a bar: a Bang! was used before this stage", "lit", {}),
+    ((0, 7, 20, 1), "cop track: one mark per turn played (blinking: this turn)", "marks",
+     {}),
+)
+SEAT_ROWS: tuple[tuple[tuple[int, int, int, int], str, str, dict[str, str]], ...] = (
+    ((21, 0, 11, 1), "bar on top: this seat is the cops", "lit", {}),
+    ((21, 1, 11, 1), "dot: a hostage die set aside", "lit", {}),
+    ((21, 2, 11, 1), "one dot per getaway car", "count", {}),
+    ((21, 3, 11, 2), "one dot per diamond", "count", {}),
+    ((21, 6, 11, 1), "solid line: escaped this turn · dotted: arrested", "count",
+     {"3": "escaped", "2": "arrested", "0": ""}),
+)
+
+
+def legend(state: GameState, size: Size = DEFAULT_SIZE) -> dict[str, Any] | None:
+    """What each part of the board means, for the page's key to the LED (None while
+    the board does not show: no game, game over). Regions in the frame of `size` (the
+    board placed on it); those the panel cuts off are left out."""
+    if state.nseats == 0 or state.phase == GAME_OVER:
+        return None
+    width, height = size
+    dx = max(0, (width - BOARD_SIZE[0]) // 2)
+    dy = max(0, (height - BOARD_SIZE[1]) // 2)
+
+    def region(x: int, y: int, w: int, h: int) -> dict[str, int] | None:
+        if x + dx >= width or y + dy >= height:
+            return None
+        return {"x": x + dx, "y": y + dy, "w": min(w, width - x - dx),
+                "h": min(h, height - y - dy)}
+
+    columns = []
+    for k, x0 in enumerate(STAGE_X, start=1):
+        label = f"stage {k}" if k < 4 else "arrest"
+        columns.append({"label": label, "name": label, "side": "stages",
+                        **(region(x0, 0, 4, 8) or {})})
+    for i, seat in enumerate(state.seats[: len(SEAT_X)]):
+        columns.append({"label": str(i + 1), "name": f"seat {i + 1} {seat.name}",
+                        "side": "seats", **(region(SEAT_X[i], 0, 3, 8) or {})})
+    rows = []
+    for side, parts in (("stages", STAGE_ROWS), ("seats", SEAT_ROWS)):
+        for (x, y, w, h), text, read, values in parts:
+            where = region(x, y, w, h)
+            if where is not None:
+                rows.append({"label": text, "side": side, "read": read, **where,
+                             **({"values": values} if values else {})})
+    return {"columns": [c for c in columns if "x" in c], "rows": rows}
 
 
 def game_over_lines(state: GameState) -> list[tuple[str, bool]]:

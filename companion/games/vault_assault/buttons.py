@@ -49,11 +49,12 @@ def bar(state: GameState) -> int:
 
 
 def no_seat(state: GameState, seat: int) -> str | None:
-    """Why a seat's key presses nothing: this game has no such seat (or team)."""
+    """Why a seat's key presses nothing: this game has no such seat (or team). Keys
+    and seats as people count them, from 1 (`seat` is the 0-based seat)."""
     if state.nseats and seat >= state.nseats:
         what = "teams" if state.players == 4 else "seats"
         return (
-            f"key {seat}: no seat {seat} in this {state.players}-player game "
-            f"({what} 0-{state.nseats - 1})"
+            f"key {seat + 1}: no seat {seat + 1} in this {state.players}-player game "
+            f"({what} 1-{state.nseats})"
         )
     return None

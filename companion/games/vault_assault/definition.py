@@ -18,11 +18,14 @@ class Setup:
     row_dice: dict[str, int]  # the cops' hidden heist row
     robber_dice: int  # dice each robber seat rolls
     escape_needs: int  # Escape faces showing to yell "Escaped!"
+    # "A 3-player game is not a team game, so Robbers hide their chosen dice from
+    # other Robbers": which dice each robber flips is never shown to the table.
+    secret_flips: bool = False
 
 
 SETUPS: dict[int, Setup] = {
     2: Setup(2, 2, 3, {"alarm": 3, "dye_pack": 1, "diamond": 1}, 5, 5),
-    3: Setup(3, 3, 2, {"alarm": 3, "dye_pack": 1, "diamond": 1}, 5, 5),
+    3: Setup(3, 3, 2, {"alarm": 3, "dye_pack": 1, "diamond": 1}, 5, 5, secret_flips=True),
     4: Setup(4, 2, 3, {"alarm": 4, "dye_pack": 1, "diamond": 1}, 6, 5),
 }
 

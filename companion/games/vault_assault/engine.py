@@ -89,13 +89,16 @@ def _seat(state: GameState, event: Mapping[str, Any], key: str = "seat") -> int:
 
 
 def _name(state: GameState, seat: int) -> str:
-    return f"{state.seats[seat].name} (seat {seat})"
+    """A seat for people: its name and its number counted from 1 (the event format
+    counts seats from 0: a contract)."""
+    return f"{state.seats[seat].name} (seat {seat + 1})"
 
 
 def _robber(state: GameState, event: Mapping[str, Any], key: str = "seat") -> int:
     seat = _seat(state, event, key)
     if seat == state.cop:
-        raise Rejected(f"{event['type']}: seat {seat} is the cops this turn, not a robber")
+        raise Rejected(f"{event['type']}: {_name(state, seat)} is the cops this turn, "
+                       "not a robber")
     return seat
 
 
@@ -218,7 +221,42 @@ def _heist_hide(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, lis
 def _heist_attempt(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
     _phase(state, ev, HEIST)
     assert state.turn is not None and state.turn.heist is not None
-    by_seat = _heist_flips(state, state.turn.heist, ev)
+    heist = state.turn.heist
+    by_seat = _heist_flips(state, heist, ev)
+    return _evaluate(state, {**_pending_flips(heist), **by_seat})
+
+
+def _heist_flip(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    """One robber's flip (or stop) for this attempt, from their own phone: kept secret
+    until every robber still in has chosen, then the attempt is evaluated as a
+    `heist_attempt` of them all."""
+    _phase(state, ev, HEIST)
+    assert state.turn is not None and state.turn.heist is not None
+    heist = state.turn.heist
+    seat, flip = _checked_flip(state, heist, {"type": "heist_flip", **ev})
+    if seat in heist.chosen():
+        raise Rejected(f"heist_flip: {_name(state, seat)} has already chosen this attempt "
+                       "(undo takes it back)")
+    chosen = {**_pending_flips(heist), seat: flip}
+    if heist.in_heist <= chosen.keys():
+        return _evaluate(state, chosen)
+    pending = tuple(sorted((s, f.get("position")) for s, f in chosen.items()))
+    turn = replace(state.turn, heist=replace(heist, pending=pending))
+    waiting = ", ".join(_name(state, s) for s in sorted(heist.in_heist - chosen.keys()))
+    return replace(state, turn=turn), [
+        Output("announce", "chosen", f"{_name(state, seat)} has chosen; waiting for {waiting}",
+               seat)
+    ]
+
+
+def _pending_flips(heist: Heist) -> dict[int, dict[str, Any]]:
+    """The flips chosen one by one so far (`heist_flip`), as a heist_attempt's."""
+    return {s: {"stop": True} if p is None else {"position": p} for s, p in heist.pending}
+
+
+def _evaluate(state: GameState, by_seat: Mapping[int, Mapping[str, Any]]
+              ) -> tuple[GameState, list[Output]]:
+    """One attempt of checked flips, one from every robber still in the heist."""
     attempt = _HeistAttempt(state)
     for seat in state.robbers():  # clockwise from the cops' left
         if seat in by_seat and attempt.flip(seat, by_seat[seat]):
@@ -226,35 +264,52 @@ def _heist_attempt(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, 
     return attempt.finish()
 
 
+def _checked_flip(
+    state: GameState, heist: Heist, flip: Mapping[str, Any]
+) -> tuple[int, dict[str, Any]]:
+    """One flip of a robber still in the heist, checked: (seat, {"position": p} or
+    {"stop": True}), a position that seat has not flipped yet. In a 3-player game the
+    reasons never say which position (robbers hide their dice from each other)."""
+    kind = flip["type"]
+    seat = _seat(state, flip)
+    who = _name(state, seat)
+    if seat not in heist.in_heist:
+        raise Rejected(f"{kind}: {who} is not in the heist")
+    if flip.get("stop") is True:
+        if "position" in flip:
+            raise Rejected(f"{kind}: {who} both stops and flips")
+        return seat, {"stop": True}
+    pos = _int(flip, "position", 0, len(heist.row) - 1)
+    if pos in heist.flipped_by(seat):
+        which = "that die" if setup_of(state).secret_flips else f"position {pos + 1}"
+        raise Rejected(f"{kind}: {who} already flipped {which}")
+    return seat, {"position": pos}
+
+
 def _heist_flips(
     state: GameState, heist: Heist, ev: Mapping[str, Any]
 ) -> dict[int, dict[str, Any]]:
     """The attempt's flips by seat, checked: one flip or stop from every robber still in
-    the heist, each at a position that seat has not flipped yet."""
+    the heist who has not chosen yet on their phone (`heist_flip`), each at a position
+    that seat has not flipped yet."""
     flips = _field(ev, "flips")
     if not isinstance(flips, list) or not all(isinstance(f, dict) for f in flips):
         raise Rejected("heist_attempt: 'flips' must be a list of {seat, position|stop} objects")
     by_seat: dict[int, dict[str, Any]] = {}
+    chosen = heist.chosen()
     for flip in flips:
-        flip = {"type": "heist_attempt", **flip}
-        seat = _seat(state, flip)
-        if seat not in heist.in_heist:
-            raise Rejected(f"heist_attempt: {_name(state, seat)} is not in the heist")
+        seat, checked = _checked_flip(state, heist, {**flip, "type": "heist_attempt"})
         if seat in by_seat:
             raise Rejected(f"heist_attempt: {_name(state, seat)} flips twice in one attempt")
-        if flip.get("stop") is True:
-            if "position" in flip:
-                raise Rejected(f"heist_attempt: seat {seat} both stops and flips")
-        else:
-            pos = _int(flip, "position", 0, len(heist.row) - 1)
-            if pos in heist.flipped_by(seat):
-                raise Rejected(f"heist_attempt: seat {seat} already flipped position {pos}")
-        by_seat[seat] = flip
-    missing = heist.in_heist - by_seat.keys()
+        if seat in chosen:
+            raise Rejected(f"heist_attempt: {_name(state, seat)} has already chosen this "
+                           "attempt on their phone")
+        by_seat[seat] = checked
+    missing = heist.in_heist - by_seat.keys() - chosen
     if missing:
         raise Rejected(
-            "heist_attempt: every robber still in the heist must flip or stop; missing seat "
-            + ", ".join(str(s) for s in sorted(missing))
+            "heist_attempt: every robber still in the heist must flip or stop; missing "
+            + ", ".join(_name(state, s) for s in sorted(missing))
         )
     return by_seat
 
@@ -344,6 +399,7 @@ class _HeistAttempt:
             attempts=self.heist.attempts + 1,
             diamond_to=self.diamond_to,
             trapped=frozenset(self.trapped),
+            pending=(),
         )
         turn = replace(
             state.turn, heist=new_heist, preset=preset, hostages=frozenset(self.hostages)
@@ -497,13 +553,21 @@ def _buzz_outside_race(state: GameState, ev: Mapping[str, Any]) -> None:
         seat = _seat(state, ev)
         raise Rejected(
             f"buzz: too late: {_name(state, seat)} pressed {after.get('by_ns')} ns after "
-            f"seat {after.get('seat')}, whose press settled the race",
+            f"{_settler(state, after.get('seat'))}, whose press settled the race",
             "too_late",
         )
     if state.phase in (HEIST_HIDE, HEIST, HEIST_OVER):
         seat = _seat(state, ev)
         raise Rejected(f"buzz: false start: {_name(state, seat)} pressed before Go!",
                        "false_start")
+
+
+def _settler(state: GameState, seat: Any) -> str:
+    """The seat whose press settled a race, for people (the event's own value when it
+    is not a seat of this game)."""
+    if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < state.nseats:
+        return _name(state, seat)
+    return f"seat {seat!r}"
 
 
 def _clock_changed(state: GameState, ev: Mapping[str, Any]) -> GameState:
@@ -548,14 +612,20 @@ def _arrest(state: GameState, turn: Turn, seat: int) -> tuple[GameState, list[Ou
     seats = state.seats
     for s in caught:
         seats = _set_seat(seats, s, arrested=seats[s].arrested + 1)
-    turn = replace(turn, arrest_called=True, arrested=caught, impounds_due=caught)
+    # A seat with no getaway car left has nothing to impound: it is skipped, not asked.
+    due = frozenset(s for s in caught if seats[s].cars > 0)
+    turn = replace(turn, arrest_called=True, arrested=caught, impounds_due=due)
     names = ", ".join(_name(state, s) for s in sorted(caught)) or "nobody"
     out = [Output("flash", "arrested", f"Arrested! {names}", seat)]
+    for s in sorted(caught - due):
+        out.append(Output("announce", "no_car",
+                          f"{_name(state, s)} has no getaway car left: nothing to impound", s))
     new = replace(state, seats=seats, turn=turn, phase=IMPOUND)
-    if not caught:
+    if not due:
         return _end_turn(new, out)
     out.append(
-        Output("announce", "impound", "Cops: choose a getaway car to impound from " + names)
+        Output("announce", "impound", "Cops: choose a getaway car to impound from "
+               + ", ".join(_name(state, s) for s in sorted(due)))
     )
     return new, out
 
@@ -588,14 +658,10 @@ def _impound(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[O
         raise Rejected(f"impound: {_name(state, seat)} has no car due for impound")
     car = _int(ev, "car", 0, d.CARS_PER_SEAT - 1)
     s = state.seats[seat]
-    if s.cars > 0:
-        if car in s.impounded:
-            raise Rejected(f"impound: car {car} of {_name(state, seat)} is already impounded")
-        seats = _set_seat(state.seats, seat, cars=s.cars - 1, impounded=(*s.impounded, car))
-        text = f"{_name(state, seat)} loses getaway car {car}"
-    else:
-        seats = state.seats
-        text = f"{_name(state, seat)} has no car left to lose"
+    if car in s.impounded:  # (a seat with no car left is never due: `_arrest`)
+        raise Rejected(f"impound: car {car + 1} of {_name(state, seat)} is already impounded")
+    seats = _set_seat(state.seats, seat, cars=s.cars - 1, impounded=(*s.impounded, car))
+    text = f"{_name(state, seat)} loses getaway car {car + 1}"
     turn = replace(state.turn, impounds_due=state.turn.impounds_due - {seat})
     new = replace(state, seats=seats, turn=turn)
     out = [Output("announce", "impound", text, seat)]
@@ -682,6 +748,7 @@ HANDLERS: dict[str, Handler] = {
     "new_game": _new_game,
     "heist_hide": _heist_hide,
     "heist_attempt": _heist_attempt,
+    "heist_flip": _heist_flip,
     "assault_start": _assault_start,
     "stage": _stage,
     "dye_pack": _dye_pack,

@@ -7,8 +7,14 @@ is legal):
 
 - ``new_game``: {"players": {"2": seats, ...}} (the seat count per player count)
 - ``heist_hide``: {"row": {face: count}, "faces": [...]} the counts the row must hold
-- ``heist_attempt``: {"seats": {seat: {"positions": [0-based], "stop": true}}} every
-  robber still in the heist must flip or stop in one attempt
+- ``heist_attempt``: {"seats": {seat: {"positions": [0-based], "stop": true}},
+  "row_length": n, "secret": false, "chosen": [seats]}: every robber still in the
+  heist who has not chosen on their phone must flip or stop in one attempt. In a
+  3-player game (``"secret": true``: robbers hide their dice from each other) the
+  seats carry no "positions" here: which dice a robber flipped is no one else's to see;
+  `private_moves` gives them to the device that may see them
+- ``heist_flip``: [seats] the robbers who may still choose this attempt's flip, one at a
+  time (each on their own phone)
 - ``assault_start``: true
 - ``stage``: the next stage number
 - ``dye_pack``: {"targets": [seats], "max": 2}
@@ -16,7 +22,8 @@ is legal):
 - ``steal``: {seat: [victims]}
 - ``empty``: true
 - ``buzz``: [seats whose button counts now]
-- ``impound``: {seat: [cars]} (0-based car numbers)
+- ``impound``: {seat: [cars]} (0-based car numbers; a seat with no car left is never
+  asked)
 - ``tally``: [seats]
 - ``sticky_fingers``: {seat: [victim seats, or null for the box]}
 - ``undo``: true
@@ -64,17 +71,9 @@ def legal_moves(state: GameState, *, new_game_after_over: bool = False) -> dict[
     if phase == HEIST_HIDE:
         moves["heist_hide"] = {"row": dict(setup_of(state).row_dice), "faces": list(FACES)}
     elif phase == HEIST and turn is not None and turn.heist is not None:
-        heist = turn.heist
-        seats: dict[str, Any] = {}
-        for seat in state.robbers():
-            if seat not in heist.in_heist:
-                continue
-            done = heist.flipped_by(seat)
-            seats[str(seat)] = {
-                "positions": [p for p in range(len(heist.row)) if p not in done],
-                "stop": True,
-            }
-        moves["heist_attempt"] = {"seats": seats, "row_length": len(heist.row)}
+        secret = setup_of(state).secret_flips
+        moves["heist_attempt"] = flip_moves(state, with_positions=not secret)
+        moves["heist_flip"] = [int(s) for s in moves["heist_attempt"]["seats"]]
     elif phase == HEIST_OVER:
         moves["assault_start"] = True
     elif phase == ASSAULT and turn is not None:
@@ -82,14 +81,11 @@ def legal_moves(state: GameState, *, new_game_after_over: bool = False) -> dict[
     elif phase == IMPOUND and turn is not None:
         impound: dict[str, list[int]] = {}
         for seat in sorted(turn.impounds_due):
-            cars = [
+            impound[str(seat)] = [
                 c
                 for c in range(d.CARS_PER_SEAT)
                 if _ok(state, {"type": "impound", "seat": seat, "car": c})
             ]
-            if state.seats[seat].cars == 0:
-                cars = cars[:1]  # no car left: any choice records the same thing
-            impound[str(seat)] = cars
         moves["impound"] = impound
     elif phase == GAME_OVER:
         tally = [
@@ -109,6 +105,58 @@ def legal_moves(state: GameState, *, new_game_after_over: bool = False) -> dict[
         if sticky:
             moves["sticky_fingers"] = sticky
     return moves
+
+
+def flip_moves(state: GameState, *, with_positions: bool = True) -> dict[str, Any]:
+    """The heist attempt's moves now: each robber still in who has not chosen on their
+    phone, with the positions they may flip (0-based; left out without
+    `with_positions`), and who has chosen."""
+    assert state.turn is not None and state.turn.heist is not None
+    heist = state.turn.heist
+    chosen = heist.chosen()
+    seats: dict[str, Any] = {}
+    for seat in state.robbers():
+        if seat not in heist.in_heist or seat in chosen:
+            continue
+        spec: dict[str, Any] = {"stop": True}
+        if with_positions:
+            done = heist.flipped_by(seat)
+            spec["positions"] = [p for p in range(len(heist.row)) if p not in done]
+        seats[str(seat)] = spec
+    return {"seats": seats, "row_length": len(heist.row),
+            "secret": setup_of(state).secret_flips, "chosen": sorted(chosen)}
+
+
+def private_moves(state: GameState, seat: int | None) -> dict[str, Any] | None:
+    """What one device may see of a 3-player heist that the table may not (robbers
+    hide their chosen dice from each other): a robber's own phone (`seat`) its own
+    flipped dice and the positions it may flip (`heist_flip`); the cops' phone, or a
+    paired device that said it is nobody (the table's controls, where the cops enter
+    the flips they compare), every robber's (`heist_attempt`). None: nothing secret
+    now (another phase, or a game whose robbers do not hide their dice)."""
+    turn = state.turn
+    if (state.phase != HEIST or turn is None or turn.heist is None
+            or not setup_of(state).secret_flips):
+        return None
+    heist = turn.heist
+    flipped = {str(s): {str(p): heist.row[p] for p in sorted(ps)} for s, ps in heist.flipped}
+    if seat is None or seat == turn.cop:
+        return {"heist": {"flipped": flipped, "heist_attempt": flip_moves(state)}}
+    if seat not in state.robbers():
+        return None
+    mine = heist.flipped_by(seat)
+    can = seat in heist.in_heist and seat not in heist.chosen()
+    return {"heist": {
+        "seat": seat,
+        "flipped": flipped.get(str(seat), {}),
+        "in_heist": seat in heist.in_heist,
+        "chosen": seat in heist.chosen(),
+        # this attempt's own choice while the others choose: a position, or "stop"
+        "choice": next(("stop" if p is None else p for s, p in heist.pending if s == seat),
+                       None),
+        "heist_flip": ({"positions": [p for p in range(len(heist.row)) if p not in mine],
+                        "stop": True} if can else None),
+    }}
 
 
 def _assault_moves(state: GameState, moves: dict[str, Any]) -> None:

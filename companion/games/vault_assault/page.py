@@ -4,14 +4,18 @@ events as the page shows them.
 
 The cops' hidden row is never sent while the heist is on: only the positions the
 robbers have flipped (the table sees those dice), and the whole row once the heist is
-over (the cops show their dice).
+over (the cops show their dice). In a 3-player game robbers hide their chosen dice from
+each other (the rules), so which dice each robber flipped is never sent to the table:
+only how many, and who has chosen this attempt; a robber's own phone, the cops' and the
+table's controls get theirs through `private` (companion.games.vault_assault.moves).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from companion.games.vault_assault.engine import total_of
+from companion.games.vault_assault.engine import setup_of, total_of
+from companion.games.vault_assault.moves import private_moves
 from companion.games.vault_assault.state import HEIST, HEIST_HIDE, GameState
 from companion.games.vault_assault.status import status_lines
 from companion.games.vault_assault.summary import summary
@@ -38,6 +42,13 @@ def page_event(event: dict[str, Any]) -> dict[str, Any] | None:
     if event.get("type") == "heist_hide":
         return {"type": "heist_hide", "row": "hidden"}
     return None
+
+
+def private(state: GameState, seat: int | None) -> dict[str, Any] | None:
+    """What one paired device may see that the table may not (`Game.private`): in a
+    3-player heist, a robber's phone its own dice, the cops' phone and the table's
+    controls (`seat` None) every robber's."""
+    return private_moves(state, seat)
 
 
 def seat_details(state: GameState) -> list[dict[str, Any]]:
@@ -74,11 +85,15 @@ def turn_details(state: GameState) -> dict[str, Any] | None:
             for p in positions:
                 revealed[str(p)] = h.row[p]
         show_row = state.phase not in (HEIST_HIDE, HEIST)
+        secret = setup_of(state).secret_flips
         heist = {
             "row_length": len(h.row),
             "row": list(h.row) if show_row else None,
-            "revealed": revealed,
-            "flipped": {str(s): sorted(p) for s, p in h.flipped},
+            "revealed": {} if secret else revealed,
+            "flipped": {} if secret else {str(s): sorted(p) for s, p in h.flipped},
+            "flips": {str(s): len(p) for s, p in h.flipped},
+            "secret": secret,
+            "chosen": sorted(h.chosen()),
             "in_heist": sorted(h.in_heist),
             "attempts": h.attempts,
             "diamond_to": h.diamond_to,

@@ -139,6 +139,8 @@ def callouts(event: Any, result: Result) -> list[str]:
             said.append("The heist is over. Get ready for the race.")
         elif name == "impound" and out.seat is None:
             said.append("Cops, choose a getaway car to impound.")
+        elif name == "no_car":
+            said.append(f"{_name(state, out.seat)} has no getaway car left.")
         elif name == "cops":
             said.append(f"{_name(state, state.cop)}, you are the cops. Hide the diamond.")
         elif name == "round":

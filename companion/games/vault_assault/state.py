@@ -42,6 +42,14 @@ class Heist:
     attempts: int = 0
     diamond_to: int | None = None  # seat that found the diamond this turn
     trapped: frozenset[int] = frozenset()  # seats that hit the dye pack
+    # This attempt's flips chosen so far one robber at a time (`heist_flip`, a robber's
+    # own phone), by seat: (seat, position, or None for a stop). The attempt is
+    # evaluated when every robber still in has chosen.
+    pending: tuple[tuple[int, int | None], ...] = ()
+
+    def chosen(self) -> frozenset[int]:
+        """The seats whose flip for this attempt is in (`pending`)."""
+        return frozenset(s for s, _ in self.pending)
 
     def flipped_by(self, seat: int) -> frozenset[int]:
         for s, positions in self.flipped:

@@ -49,6 +49,7 @@ GAME = Game(
     summary=summary,
     event_types=frozenset(EVENT_TYPES),
     render=board.render,
+    led_legend=board.legend,
     status_lines=status_lines,
     parse_command=commands.parse_command,
     help=commands.HELP,
@@ -69,6 +70,12 @@ GAME = Game(
     page_state=page.page_state,
     seat_names=lambda state: [s.name for s in state.seats],
     page_event=page.page_event,
+    # Robbers hide their chosen dice from each other in a 3-player game: each may flip
+    # on their own phone (`heist_flip`), and screens never show which dice were flipped.
+    secret_events=frozenset({"heist_flip"}),
+    public=commands.public,
+    public_in=commands.public_in,
+    private=page.private,
     callouts=phrases.callouts,
     common_phrases=phrases.COMMON_PHRASES,
     camera_sense=_camera_sense,

@@ -67,6 +67,44 @@ def can_mark(square: int | str | None, dice: list[int], skimmers: list[int]) -> 
     return bool(dice or skimmers) and square in signed_sums(dice + skimmers)
 
 
+def arithmetic(square: int | str | None, dice: list[int], skimmers: list[tuple[int, int]]
+               ) -> str | None:
+    """A mark as the sum it is, for people: the dice values and the skimmers used
+    ((skimmer from 0, its boxes)), each added or subtracted, making the square:
+    "5 + 6 + 4 - 5 = 10", "13 (skimmer 1) + 5 = 18"; "5 (odd)"; "3 and 3 (a pair)".
+    None when they cannot mark it. Terms keep their order, the added ones first; the
+    fewest subtracted."""
+    if square is None or not can_mark(square, dice, [b for _, b in skimmers]):
+        return None
+    if square in ("odd", "even"):
+        return f"{dice[0]} ({square})"
+    if square == "x2":
+        return f"{dice[0]} and {dice[1]} (a pair)"
+    terms = [str(v) for v in dice] + [f"{b} (skimmer {k + 1})" for k, b in skimmers]
+    values = dice + [b for _, b in skimmers]
+    best: tuple[int, ...] | None = None
+    for signs in product((1, -1), repeat=len(values)):
+        if sum(sg * v for sg, v in zip(signs, values, strict=True)) == square and (
+                best is None or signs.count(-1) < best.count(-1)):
+            best = signs
+    assert best is not None  # can_mark said so
+    plus = [t for t, sg in zip(terms, best, strict=True) if sg > 0]
+    minus = [t for t, sg in zip(terms, best, strict=True) if sg < 0]
+    return " - ".join([" + ".join(plus), *minus]) + f" = {square}"
+
+
+def mark_arithmetic(state: SolitaireState, ev: Mapping[str, Any]) -> str | None:
+    """A `mark` event's sum in this state (None: not a mark these dice make)."""
+    rc = d.parse_cell(ev.get("cell"))
+    dice, skims = ev.get("dice", []), ev.get("skimmers", [])
+    if (rc is None or not isinstance(dice, list) or not isinstance(skims, list)
+            or not all(isinstance(i, int) and 0 <= i < len(state.dice) for i in dice)
+            or not all(isinstance(k, int) and 0 <= k < d.SKIMMERS for k in skims)):
+        return None
+    return arithmetic(d.GRID[rc[0]][rc[1]], [state.dice[i] for i in dice],
+                      [(k, state.skimmer_boxes[k]) for k in skims])
+
+
 def line_done(marked: frozenset[Cell], lock: str) -> bool:
     return all(rc in marked for rc in d.open_cells(lock))
 
@@ -186,12 +224,12 @@ def _mark(state: SolitaireState, ev: Mapping[str, Any]) -> tuple[SolitaireState,
     skims = _indices(ev, "skimmers", d.SKIMMERS, "skimmers")
     for i in dice:
         if i in state.used:
-            raise Rejected(f"mark: die {i} (a {state.dice[i]}) is already used")
+            raise Rejected(f"mark: die {i + 1} (a {state.dice[i]}) is already used")
     for k in skims:
         if state.skimmer_used[k]:
-            raise Rejected(f"mark: skimmer {k} is already used")
+            raise Rejected(f"mark: skimmer {k + 1} is already used")
         if state.skimmer_boxes[k] == 0:
-            raise Rejected(f"mark: skimmer {k} has no power yet")
+            raise Rejected(f"mark: skimmer {k + 1} has no power yet")
     values = [state.dice[i] for i in dice]
     boxes = [state.skimmer_boxes[k] for k in skims]
     if not can_mark(square, values, boxes):
@@ -224,17 +262,17 @@ def _power(state: SolitaireState, ev: Mapping[str, Any]) -> tuple[SolitaireState
     i = base.whole(ev, "die", 0, len(state.dice) - 1)
     k = base.whole(ev, "skimmer", 0, d.SKIMMERS - 1)
     if i in state.used:
-        raise Rejected(f"power: die {i} is already used")
+        raise Rejected(f"power: die {i + 1} is already used")
     if state.skimmer_used[k]:
-        raise Rejected(f"power: skimmer {k} is already used and cannot be powered again")
+        raise Rejected(f"power: skimmer {k + 1} is already used and cannot be powered again")
     boxes = state.skimmer_boxes[k] + state.dice[i]
     if boxes > d.SKIMMER_BOXES:
         room = d.SKIMMER_BOXES - state.skimmer_boxes[k]
-        raise Rejected(f"power: skimmer {k} has room for {room} more boxes, the die shows "
+        raise Rejected(f"power: skimmer {k + 1} has room for {room} more boxes, the die shows "
                        f"{state.dice[i]}")
     skb = tuple(boxes if j == k else b for j, b in enumerate(state.skimmer_boxes))
     new = replace(state, skimmer_boxes=skb, used=state.used | {i})
-    return _after_use(new, [Output("announce", "power", f"Skimmer {k}: {boxes} boxes")])
+    return _after_use(new, [Output("announce", "power", f"Skimmer {k + 1}: {boxes} boxes")])
 
 
 def _reroll(state: SolitaireState, ev: Mapping[str, Any]) -> tuple[SolitaireState, list[Output]]:
@@ -246,7 +284,7 @@ def _reroll(state: SolitaireState, ev: Mapping[str, Any]) -> tuple[SolitaireStat
         raise Rejected("reroll: 'dice' must name at least one unused die")
     for i in idx:
         if i in state.used:
-            raise Rejected(f"reroll: die {i} is already used")
+            raise Rejected(f"reroll: die {i + 1} is already used")
     values = _die_values(ev, "values", len(idx))
     dice = list(state.dice)
     for i, v in zip(idx, values, strict=True):

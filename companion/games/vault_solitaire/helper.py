@@ -164,7 +164,7 @@ def suggest(state: SolitaireState, dice: list[int] | None = None,
         gems = sum(d.GEMS[g] for g in gained)
         parts.append("cracks " + ", ".join(gained) + f" ({gems} gem{'s' * (gems != 1)})")
     if powered:
-        parts.append(f"skimmer {powered[0]} +{powered[1]}")
+        parts.append(f"skimmer {powered[0] + 1} +{powered[1]}")  # counted from 1
     if rerolled:
         parts.append(f"re-roll the {len(rerolled)} dice left (re-roll "
                      f"{state.rerolls_used + 1} of {d.REROLLS}), then ask again")

@@ -2,7 +2,8 @@
 
 {"game", "name", "over", "round" (the current lock letter), "locks_closed", "marked"
  (cells), "circled" (locks whose gems were taken), "gems", "skimmers" ([{"boxes",
- "used"}]), "unused_skimmers", "rerolls_used", "score", "rank"}
+ "used"}]), "unused_skimmers", "rerolls_used", "score", "rank" (the rulebook's title
+ for the final score; null until the game is over: a score so far is no rank)}
 """
 
 from __future__ import annotations
@@ -31,5 +32,5 @@ def summary(state: SolitaireState) -> dict[str, Any]:
         "unused_skimmers": sum(not u for u in state.skimmer_used),
         "rerolls_used": state.rerolls_used,
         "score": pts,
-        "rank": d.rank_of(pts),
+        "rank": d.rank_of(pts) if over else None,
     }

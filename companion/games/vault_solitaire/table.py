@@ -12,6 +12,8 @@ press (or `take`, or the page) takes a reading as the roll.
 
 from __future__ import annotations
 
+import textwrap
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -27,17 +29,16 @@ from companion.games.vault_solitaire.summary import summary
 WORDS = {"gems": "GEMS!", "over": "SCORE"}
 
 HELP = """\
+roll 5 6 4 6 5 / take        this round's dice / take the camera's reading
+mark CELL DIE... [sK...]     mark a square with dice (1-5, as the status lists
+                             them) and skimmers (s1-s3), e.g. `mark b3 1 2`
+power DIE SKIMMER            a die's pips onto a skimmer (1-3): `power 5 1`
+reroll DIE:VALUE ...         re-roll dice, with the new values: `reroll 4:6`
+pass / suggest               end the round / the helper's use of this roll
 new NAME                     a new game (once this one is over)
-roll 5 6 4 6 5               this round's five dice (or the camera reads them)
-take                         take the camera's reading as the roll (or press the button)
-mark CELL DIE... [sK...]     mark a square with dice (indices 0-4 in the roll) and
-                             powered skimmers (s0-s2), e.g. `mark b3 0 1`
-power DIE SKIMMER            put a die's pips on a skimmer (0-2)
-reroll DIE:VALUE ...         re-roll dice, with the new values, e.g. `reroll 3:6 4:2`
-pass                         end the round, the dice left unused
-suggest                      the helper's best use of this roll (a note, changes nothing)
-undo                         take back the last accepted event
-{"type": ...}                any event as JSON"""
+undo / {"type": ...}         take back the last event / any event as JSON"""
+WIDTH = 78  # the terminal's lines (80 columns less a margin)
+SQUARE_TEXT = {"odd": "od", "even": "ev", "x2": "x2", None: "##"}
 
 
 @lru_cache(maxsize=8)
@@ -63,25 +64,157 @@ def render(state: SolitaireState, flash: str | None = None, tick: int = 0,
     return led.board(f"{s['round']} {s['score']}", rows, size)
 
 
+def lock_line(lock: str) -> str:
+    """What a lock closes, in words: "column b", "row 2"."""
+    kind, i = d.LOCK_LINES[lock]
+    return f"column {d.COLS[i]}" if kind == "col" else f"row {i + 1}"
+
+
+def lock_state(state: SolitaireState, lock: str) -> str:
+    """"cracked" (its gems circled), "closed" (its round is over: its gems are lost
+    unless cracked before), "closing" (this round's), else "open"."""
+    if lock in state.circled:
+        return "cracked"
+    if state.phase == GAME_OVER or lock in engine.locked(state):
+        return "closed"
+    return "closing" if state.phase != "no_game" and lock == d.LOCKS[state.round] else "open"
+
+
+def _lock_label(state: SolitaireState, lock: str) -> str:
+    """A lock beside its line on the terminal's board: "A1" (lock A, 1 gem), "A+" its
+    gems taken, "a-" closed with them lost."""
+    st = lock_state(state, lock)
+    if st == "cracked":
+        return f"{lock}+"
+    if st == "closed":
+        return f"{lock.lower()}-"
+    return f"{lock}{d.GEMS[lock]}"
+
+
+def board_lines(state: SolitaireState) -> list[str]:
+    """The board as 9 lines of 32 columns: column letters, the locks over columns b d
+    f, rows 1-6 (locks L K J on the left, D E F on the right), the locks under columns
+    e c a. A square: its number (od/ev odd/even, x2 a pair), ## blacked out, XX marked,
+    a * before it: markable with these dice."""
+    markable = set(engine.markable_cells(state)) if state.phase == PLAY else set()
+    at = {(kind, i): lock for lock, (kind, i) in d.LOCK_LINES.items()}
+
+    def over(row_locks: dict[int, str]) -> str:
+        cells = [f"{_lock_label(state, row_locks[c]):<3}" if c in row_locks else "   "
+                 for c in range(d.SIZE)]
+        return "       " + " ".join(cells)
+
+    top = {c: lock for (kind, c), lock in at.items() if kind == "col" and c in (1, 3, 5)}
+    bottom = {c: lock for (kind, c), lock in at.items() if kind == "col" and c in (0, 2, 4)}
+    lines = ["        " + "   ".join(d.COLS), over(top)]
+    for r in range(d.SIZE):
+        cells = []
+        for c in range(d.SIZE):
+            square = d.GRID[r][c]
+            if square is not None and (r, c) in state.marked:
+                text = "XX"
+            else:
+                text = SQUARE_TEXT.get(square, str(square)) if isinstance(square, str | None) \
+                    else str(square)
+            star = "*" if d.cell_name(r, c) in markable else " "
+            cells.append(f"{star}{text:>2}")
+        lock = at[("row", r)]
+        left = _lock_label(state, lock) if lock in "JKL" else ""
+        right = _lock_label(state, lock) if lock in "DEF" else ""
+        lines.append(f"{left:<3} {r + 1} " + " ".join(cells) + f" {right}")
+    lines.append(over(bottom))
+    return [line.rstrip() for line in lines]
+
+
+def _dice_line(state: SolitaireState) -> str:
+    free = [f"{i + 1}:{state.dice[i]}" for i in state.unused_dice()]
+    return "Dice left (die:pips) " + " ".join(free)
+
+
 def status_lines(state: SolitaireState) -> list[str]:
+    """The terminal's lines, within 78 columns: the board (9 lines) with the round,
+    score, dice and skimmers beside it, then the helper's plan (one or two lines)."""
     if not state.name:
         return ["No game yet: start one with new_game."]
     s = summary(state)
-    lines = [f"Vault (solitaire) · {s['name']} · round {s['round']} · score {s['score']} "
-             f"({s['rank']}) · gems {s['gems']} · re-rolls used {s['rerolls_used']}"]
+    lock = d.LOCKS[min(state.round, d.ROUNDS - 1)]
+    if state.phase == GAME_OVER:
+        now = f"Game over: {s['score']} points, {s['rank']}"
+        dice = ""
+    else:
+        now = f"Round {lock} of L: lock {lock} closes {lock_line(lock)}"
+        if state.phase == PLAY:
+            dice = _dice_line(state)
+        elif state.seen:
+            dice = "Camera reads " + " ".join(map(str, state.seen)) + ": take it or roll"
+        else:
+            dice = "Roll the five dice: roll 1 2 3 4 5"
+    side = [
+        f"Vault (solitaire) · {state.name[:20]}",
+        now,
+        f"Score {s['score']}" + ("" if s["over"] else " so far")
+        + f" · gems {s['gems']} of {sum(d.GEMS.values())}",
+        f"Re-rolls used {s['rerolls_used']} of {d.REROLLS}",
+        dice,
+        "Skimmers " + " ".join(f"{k + 1}:{x['boxes']}{' used' if x['used'] else ''}"
+                               for k, x in enumerate(s["skimmers"]))
+        + f" (of {d.SKIMMER_BOXES})",
+        "*: markable now · XX marked · ## blacked",
+        "A1: lock A, 1 gem · A+ cracked · a- closed",
+    ]
+    board = board_lines(state)
+    lines = []
+    for i, row in enumerate(board):
+        extra = side[i] if i < len(side) else ""
+        lines.append(f"{row:<34}{extra}".rstrip() if extra else row)
     if state.phase == PLAY:
-        free = [f"{i}:{state.dice[i]}" for i in state.unused_dice()]
-        lines.append("Dice (index:pips) " + " ".join(free) + " · markable "
-                     + " ".join(engine.markable_cells(state)))
-        lines.append("Helper: " + suggestion(state).reason)
-    elif state.phase == ROLL and state.seen:
-        lines.append("Camera reads " + " ".join(map(str, state.seen))
-                     + ": press the button (or `take`) to take this roll, or type `roll ...`")
-    elif state.phase == ROLL:
-        lines.append("Roll the five dice (`roll 1 2 3 4 5`, or the camera reads them)")
-    lines.append("Skimmers " + " · ".join(f"{k['boxes']}{' used' if k['used'] else ''}"
-                                          for k in s["skimmers"]))
+        lines += textwrap.wrap("Helper: " + suggestion(state).reason, WIDTH,
+                               subsequent_indent="  ")[:2]
     return lines
+
+
+def headline(state: SolitaireState) -> str:
+    """One line on the game now, for the page's top (words that are true: a rank only
+    once the game is over)."""
+    if not state.name:
+        return "Vault (solitaire)"
+    s = summary(state)
+    if state.phase == GAME_OVER:
+        return f"Vault (solitaire) · {state.name}: game over, {s['score']} points"
+    lock = d.LOCKS[state.round]
+    what = "roll the five dice" if state.phase == ROLL else "use the dice"
+    return (f"Vault (solitaire) · {state.name} · round {lock}: {what} (lock {lock} closes "
+            f"{lock_line(lock)})")
+
+
+def describe(event: dict[str, Any]) -> str | None:
+    """The sim's log pane and `replay`: an event of this game in words, dice and
+    skimmers counted from 1 (as the status lists them)."""
+    kind = event.get("type")
+
+    def nums(key: str) -> str:
+        values = event.get(key)
+        if not isinstance(values, list):
+            return "?"
+        return ", ".join(str(v + 1) if isinstance(v, int) else "?" for v in values)
+
+    if kind in ("roll", "seen") and isinstance(event.get("dice"), list):
+        pips = " ".join(str(v) for v in event["dice"])
+        return ("roll " if kind == "roll" else "the camera reads ") + pips
+    if kind == "mark":
+        with_ = f"dice {nums('dice')}" if event.get("dice") else ""
+        if event.get("skimmers"):
+            with_ += (" and " if with_ else "") + f"skimmer {nums('skimmers')}"
+        return f"mark {event.get('cell')} with {with_ or 'nothing'}"
+    if kind == "power":
+        die, k = event.get("die"), event.get("skimmer")
+        if isinstance(die, int) and isinstance(k, int):
+            return f"die {die + 1} powers skimmer {k + 1}"
+    if kind == "reroll" and isinstance(event.get("values"), list):
+        return f"re-roll dice {nums('dice')} to " + " ".join(map(str, event["values"]))
+    if kind == "pass":
+        return "pass: the round ends"
+    return None
 
 
 def _ints(words: list[str], what: str) -> list[int]:
@@ -91,24 +224,37 @@ def _ints(words: list[str], what: str) -> list[int]:
         raise ValueError(f"{what} must be numbers, got {' '.join(words)[:40]!r}") from None
 
 
+def _numbers(words: list[str], what: str, top: int) -> list[int]:
+    """Dice or skimmers as people count them (1..top) -> the event's indices (from 0)."""
+    out = []
+    for w in words:
+        if not w.isdigit() or not 1 <= int(w) <= top:
+            raise ValueError(f"{what}: a number 1-{top}, got {w[:20]!r}")
+        out.append(int(w) - 1)
+    return out
+
+
 def parse_command(text: str, state: SolitaireState) -> dict[str, Any]:
     parsed = command_words(text)  # a JSON line through the bounded gate, or words
     if isinstance(parsed, dict):
         return parsed
     word, *args = parsed
+    dice = len(state.dice) or d.DICE
     if word == "roll" and args:
         return {"type": "roll", "dice": _ints(args, "roll: dice")}
     if word == "mark" and args:
-        dice = [a for a in args[1:] if not a.lower().startswith("s")]
+        picked = [a for a in args[1:] if not a.lower().startswith("s")]
         skims = [a[1:] for a in args[1:] if a.lower().startswith("s")]
-        return {"type": "mark", "cell": args[0].lower(), "dice": _ints(dice, "mark: dice"),
-                "skimmers": _ints(skims, "mark: skimmers")}
+        return {"type": "mark", "cell": args[0].lower(),
+                "dice": _numbers(picked, "mark: a die", dice),
+                "skimmers": _numbers(skims, "mark: a skimmer (s1-s3)", d.SKIMMERS)}
     if word == "power" and len(args) == 2:
-        die, skimmer = _ints(args, "power: DIE SKIMMER")
+        (die,) = _numbers(args[:1], "power: the die", dice)
+        (skimmer,) = _numbers(args[1:], "power: the skimmer", d.SKIMMERS)
         return {"type": "power", "die": die, "skimmer": skimmer}
     if word == "reroll" and args and all(":" in a for a in args):
         pairs = [a.split(":", 1) for a in args]
-        return {"type": "reroll", "dice": _ints([p[0] for p in pairs], "reroll: dice"),
+        return {"type": "reroll", "dice": _numbers([p[0] for p in pairs], "reroll: a die", dice),
                 "values": _ints([p[1] for p in pairs], "reroll: values")}
     if word == "take" and not args:
         take = take_seen(state)
@@ -131,10 +277,28 @@ def take_seen(state: SolitaireState) -> dict[str, Any] | None:
     return {"type": "roll", "dice": list(state.seen)}
 
 
+def step_text(state: SolitaireState, ev: dict[str, Any]) -> str:
+    """One of the helper's steps (or any event of the game) for people: a mark as its
+    sum, dice and skimmers counted from 1."""
+    kind = ev.get("type")
+    if kind == "mark":
+        return f"{ev['cell']}: {engine.mark_arithmetic(state, ev) or '?'}"
+    if kind == "power":
+        return (f"die {ev['die'] + 1} (a {state.dice[ev['die']]}) powers skimmer "
+                f"{ev['skimmer'] + 1}")
+    if kind == "reroll":
+        return f"re-roll {len(ev['dice'])} dice"
+    if kind == "pass":
+        return "end the round (pass)"
+    return str(kind)
+
+
 def page_moves(state: SolitaireState, new_game_after_over: bool = False) -> dict[str, Any]:
     """`roll` true; `take` {the roll event taking the camera's reading}; `mark` [every
-    legal mark event]; `power` [{die, skimmer}]; `reroll`
-    {"dice": [indices], "left": n}; `pass`; `suggestion` {"events", "reason"}; `undo`."""
+    legal mark event]; `power` [{die, skimmer}]; `reroll` {"dice": [indices], "left": n};
+    `pass`; `suggestion` {"events", "reason", "steps": [each event in words]}; `undo`;
+    `new_game` {"game"} once the game is over (when the host starts the next in a new
+    log). Dice and skimmers are the events' indices (from 0)."""
     moves: dict[str, Any] = {}
     if state.prev is not None:
         moves["undo"] = True
@@ -154,19 +318,49 @@ def page_moves(state: SolitaireState, new_game_after_over: bool = False) -> dict
         free = list(state.unused_dice())
         if free and engine.apply(state, {"type": "reroll", "dice": free[:1],
                                          "values": [1]}).rejection is None:
-            moves["reroll"] = {"dice": free}
+            moves["reroll"] = {"dice": free, "left": d.REROLLS - state.rerolls_used}
         moves["pass"] = True
         plan = suggestion(state)
-        moves["suggestion"] = {"events": plan.events, "reason": plan.reason}
+        steps, cur = [], state
+        for ev in plan.events:
+            steps.append(step_text(cur, ev))
+            if ev.get("type") in ("mark", "power"):
+                cur = engine.apply(replace(cur, dice=cur.dice + (0,)), ev).state
+                cur = replace(cur, dice=state.dice)
+        moves["suggestion"] = {"events": plan.events, "reason": plan.reason, "steps": steps}
     return moves
 
 
 def page_details(state: SolitaireState) -> dict[str, Any]:
+    """For the page: the dice, the board (rows of squares: `cell`, `square` (a number,
+    "odd", "even", "x2", or null: blacked out), `marked`), the locks (`lock`, `line`
+    ("column b"), `kind`/`index` (the row or column, from 0), `gems`, `state`: open,
+    closing (this round's), closed, cracked), the squares markable now and, for each,
+    the ways to mark it (`ways`: cell -> [{"event", "text": "5 + 6 - 1 = 10"}], the
+    fewest dice first)."""
+    ways: dict[str, list[dict[str, Any]]] = {}
+    if state.phase == PLAY:
+        for ev in engine.legal_marks(state):
+            text = engine.mark_arithmetic(state, ev)
+            ways.setdefault(ev["cell"], []).append({"event": ev, "text": text})
+        for options in ways.values():
+            options.sort(key=lambda w: (len(w["event"]["dice"]) + len(w["event"]["skimmers"]),
+                                        w["text"]))
     return {
         "dice": list(state.dice),
         "unused_dice": list(state.unused_dice()),
         "markable": engine.markable_cells(state) if state.phase == PLAY else [],
+        "board": [[{"cell": d.cell_name(r, c), "square": d.GRID[r][c],
+                    "marked": d.GRID[r][c] is None or (r, c) in state.marked}
+                   for c in range(d.SIZE)] for r in range(d.SIZE)],
+        "locks": [{"lock": k, "line": lock_line(k), "kind": d.LOCK_LINES[k][0],
+                   "index": d.LOCK_LINES[k][1], "gems": d.GEMS[k],
+                   "state": lock_state(state, k)} for k in d.LOCKS],
+        "ways": ways,
+        "skimmer_boxes": d.SKIMMER_BOXES,
+        "rerolls": d.REROLLS,
         "status": status_lines(state),
+        "headline": headline(state),
     }
 
 
@@ -236,6 +430,7 @@ GAME = Game(
     players=(1, 1),
     new_words="NAME",
     seat_names=lambda state: [state.name] if state.name else [],
+    describe=describe,
     # the round's roll, a line cracked, a lock closing, the score
     spoken=frozenset({"new_game", "roll", "gems", "lock", "over"}),
 )

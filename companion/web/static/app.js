@@ -1,6 +1,7 @@
 // The table page: state from /api/state and the /api/ws stream, controls built from
 // the server's list of legal moves ("moves"), events POSTed to /api/events.
-// No framework, no external assets. Positions and cars are shown 1-based to people.
+// No framework, no external assets. Seats, positions and cars are shown to people
+// counted from 1; the events count them from 0 (the event format).
 "use strict";
 
 const MODE = document.body.dataset.mode; // "control" or "board"
@@ -10,15 +11,24 @@ const NEXT_FACE = { alarm: "dye_pack", dye_pack: "diamond", diamond: "alarm" };
 
 let S = null; // the latest state
 let paired = false;
-// Which player this device said it is (POST /api/seat; the box keeps it per session).
-let ME = { seat: null, name: null };
+// The box no longer knows this phone's session (it restarted, or unpaired every device).
+let forgotten = false;
+// Which player this device said it is (POST /api/seat; the box keeps it per session),
+// and what only this device may see ("secret": a 3-player robber's own dice).
+let ME = { seat: null, name: null, secret: null };
 let led = null;
+let legendShown = null; // the last board frame with its key ({rows, legend})
 let ctrlKey = "";
+let socket = null;
+// A tap the box refused because this phone was not paired: sent once paired again, if
+// the game has not moved on meanwhile.
+let unsentTap = null;
 // What the person is choosing now (kept across live updates).
 const local = {
   version: 0,
   row: null, rowTurn: null,
   flips: {},
+  myFlip: null,
   bang: [],
   ng: { players: 3, names: ["", "", "", ""], cop: 0 },
   tally: {},
@@ -91,16 +101,24 @@ async function send(event) {
     // `help` in the command box: the commands now, as lines (no event was sent).
     if (body.help) { notice(body.help.join("\n")); return status; }
     notice(status === 202 ? body.warning || "accepted; not yet saved on the box" : "");
-    local.bang = []; local.flips = {}; local.sticky = null; local.undoAsk = false;
+    local.bang = []; local.flips = {}; local.myFlip = null; local.sticky = null;
+    local.undoAsk = false;
     local.version++;
     update(body.state);
   } else if (status === 409) {
     notice(body.rejected);
     if (body.state) update(body.state);
   } else if (status === 401) {
+    // Not paired (any more): ask for the PIN; the tap goes once paired, unless the game
+    // moved on meanwhile.
     paired = false;
-    notice(body.error);
+    forgotten = true;
+    unsentTap = { event, at: S ? S.events_applied : null };
+    notice(`Not sent: ${body.error}`);
+    ctrlKey = "";
     render();
+    const pin = $("pin");
+    if (pin) pin.focus();
   } else {
     notice(body.error || `HTTP ${status}`);
   }
@@ -111,27 +129,51 @@ function update(state) {
   if (!state) return;
   if (S && state.events_applied !== S.events_applied) {
     // The game moved on (here or on another phone): half-made choices are stale.
-    local.bang = []; local.flips = {}; local.sticky = null; local.undoAsk = false;
+    local.bang = []; local.flips = {}; local.myFlip = null; local.sticky = null;
+    local.undoAsk = false;
     local.version++;
   }
   S = state;
   render();
 }
 
+// Who this device is, as the box says ({seat, name, paired, forgotten, secret}).
+function setMe(msg) {
+  ME = { seat: msg.seat === undefined ? null : msg.seat, name: msg.name || null,
+    secret: msg.secret || null };
+  if (msg.paired !== undefined) {
+    if (paired && !msg.paired) ctrlKey = "";
+    paired = !!msg.paired;
+    forgotten = !!msg.forgotten && !paired;
+  }
+  render();
+}
+
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(`${proto}//${location.host}/api/ws`);
+  socket = ws;
   ws.onopen = () => { $("conn").textContent = "live"; $("conn").className = "conn live"; };
   ws.onmessage = (m) => {
+    if (ws !== socket) return;
     const msg = JSON.parse(m.data);
     if (msg.kind === "state") update(msg);
     else if (msg.kind === "led") { led = msg; drawLed(); }
-    else if (msg.kind === "me") { ME = { seat: msg.seat, name: msg.name }; render(); }
+    else if (msg.kind === "me") setMe(msg);
   };
   ws.onclose = () => {
+    if (ws !== socket) return; // replaced (after pairing: the box learns this session)
     $("conn").textContent = "offline"; $("conn").className = "conn";
     setTimeout(connect, 1000);
   };
+}
+
+// A new WebSocket, so the box knows this device by its session (after pairing).
+function reconnect() {
+  const old = socket;
+  socket = null;
+  if (old) old.close();
+  connect();
 }
 
 // ---- the LED display, as the players see it
@@ -144,15 +186,111 @@ function drawLed() {
   c.height = Math.round(cell * h);
   ctx.fillStyle = "#0b0b0b";
   ctx.fillRect(0, 0, c.width, c.height);
-  for (let y = 0; y < h; y++) {
-    const row = led.rows[y];
-    for (let x = 0; x < w; x++) {
-      ctx.fillStyle = row[x] === "1" ? "#ff3b2f" : "#2a1210";
+  dots(ctx, led.rows, 0, 0, cell);
+  // the key reads the board's frame (under a flash word: the board it gives way to)
+  legendShown = led.legend ? { rows: led.legend.frame, legend: led.legend, width: w, height: h } : null;
+  drawLegend();
+}
+
+function dots(ctx, rows, x0, y0, cell) {
+  for (let y = 0; y < rows.length; y++) {
+    for (let x = 0; x < rows[y].length; x++) {
+      ctx.fillStyle = rows[y][x] === "1" ? "#ff3b2f" : "#2a1210";
       ctx.beginPath();
-      ctx.arc(x * cell + cell / 2, y * cell + cell / 2, cell * 0.38, 0, 2 * Math.PI);
+      ctx.arc(x0 + x * cell + cell / 2, y0 + y * cell + cell / 2, cell * 0.38, 0, 2 * Math.PI);
       ctx.fill();
     }
   }
+}
+
+// ---- the key to the LED board, drawn from the same frame: the board again with its
+// columns named above and its parts numbered beside it, and the numbers' meanings with
+// what the lit dots say now (the game says where each part is: led.legend).
+function litIn(rows, r, c) {
+  let n = 0, all = 0;
+  const x0 = Math.max(r.x, c ? c.x : r.x), x1 = Math.min(r.x + r.w, c ? c.x + c.w : r.x + r.w);
+  for (let y = r.y; y < r.y + r.h; y++) {
+    for (let x = x0; x < x1; x++) { all++; if (rows[y] && rows[y][x] === "1") n++; }
+  }
+  return { n, all };
+}
+
+function reading(part, cols, rows) {
+  const mine = cols.filter((c) => c.side === part.side && c.x < part.x + part.w && c.x + c.w > part.x);
+  if (part.read === "marks") return `now: ${Math.round(litIn(rows, part, null).n / 2)}`;
+  if (part.read === "count") {
+    const said = mine.map((c) => {
+      const n = litIn(rows, part, c).n;
+      const word = part.values ? part.values[String(n)] : String(n);
+      return word === undefined ? `${c.name} ${n}` : (word ? `${c.name} ${word}` : "");
+    }).filter((x) => x);
+    return `now: ${said.join(", ") || "none"}`;
+  }
+  const which = mine.filter((c) => {
+    const { n, all } = litIn(rows, part, c);
+    return part.read === "full" ? all > 0 && n === all : n > 0;
+  }).map((c) => c.name);
+  return `${part.read === "full" ? "solid now" : "now"}: ${which.join(", ") || "none"}`;
+}
+
+function fitText(ctx, text, maxWidth, size) {
+  let px = size;
+  ctx.font = `600 ${px}px system-ui, sans-serif`;
+  while (px > 9 && ctx.measureText(text).width > maxWidth) {
+    px -= 1;
+    ctx.font = `600 ${px}px system-ui, sans-serif`;
+  }
+}
+
+function drawLegend() {
+  const box = $("legend");
+  if (!box) return;
+  box.hidden = !legendShown;
+  if (!legendShown) return;
+  const { rows, legend, width, height } = legendShown;
+  const c = $("legend-canvas");
+  const ctx = c.getContext("2d");
+  const margin = 34, top = 34;
+  const cell = (c.width - 2 * margin) / width;
+  c.height = Math.round(top + cell * height + 8);
+  ctx.fillStyle = "#1f232a";
+  ctx.fillRect(0, 0, c.width, c.height);
+  ctx.fillStyle = "#0b0b0b";
+  ctx.fillRect(margin, top, cell * width, cell * height);
+  dots(ctx, rows, margin, top, cell);
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  for (const col of legend.columns) {
+    ctx.fillStyle = "#c8cfdb";
+    fitText(ctx, col.label, col.w * cell + 6, 20);
+    ctx.fillText(col.label, margin + (col.x + col.w / 2) * cell, top / 2);
+  }
+  const key = $("legend-key");
+  key.textContent = "";
+  legend.rows.forEach((part, i) => {
+    const n = String(i + 1);
+    const left = part.side !== "seats";
+    const x = left ? margin / 2 : c.width - margin / 2;
+    const y = top + (part.y + part.h / 2) * cell;
+    ctx.strokeStyle = "#ffd166";
+    ctx.lineWidth = 2;
+    ctx.beginPath(); // a bracket along the part's rows, at the board's edge
+    const ex = left ? margin - 4 : c.width - margin + 4;
+    ctx.moveTo(ex, top + part.y * cell + 3);
+    ctx.lineTo(ex, top + (part.y + part.h) * cell - 3);
+    ctx.stroke();
+    ctx.fillStyle = "#ffd166";
+    ctx.beginPath();
+    ctx.arc(x, y, Math.min(cell * 0.49, margin / 2 - 2), 0, 2 * Math.PI); // rows apart
+    ctx.fill();
+    ctx.fillStyle = "#111";
+    ctx.font = `700 ${Math.round(Math.min(15, cell * 0.8))}px system-ui, sans-serif`;
+    ctx.fillText(n, x, y + 1);
+    key.append(el("li", { "data-part": n }, el("b", { text: `${n} ` }), part.label,
+      el("span", { class: "now", text: ` · ${reading(part, legend.columns, rows)}` })));
+  });
+  const cols = legend.columns.filter((x) => x.side === "seats").map((x) => x.name);
+  if (cols.length) key.append(el("li", { class: "sub", text: `Columns on the right: ${cols.join(", ")}` }));
 }
 
 // ---- read-only parts (page and board)
@@ -197,7 +335,8 @@ function renderScore() {
     if (d.hostage) tags.push(el("span", { class: "tag", text: "hostage" }));
     if (S.winners.includes(i)) tags.push(el("span", { class: "tag win", text: "winner" }));
     return el("tr", { "data-seat": i },
-      el("td", { class: "name", title: s.name }, el("div", { class: "nm", text: s.name }),
+      el("td", { class: "name", title: `seat ${i + 1}: ${s.name}` },
+        el("div", { class: "nm" }, el("span", { class: "seatno", text: `${i + 1}` }), s.name),
         tags.length ? el("div", { class: "tags" }, ...tags) : null),
       el("td", { text: s.cars }), el("td", { text: s.diamonds }),
       el("td", { text: s.escaped }), el("td", { text: s.arrested }),
@@ -208,9 +347,12 @@ function renderScore() {
   const t = S.turn;
   const bits = [`Round ${S.round}`, `turns played ${S.turns_played}`,
     `diamonds in the box ${S.diamonds_in_box}`];
-  if (t) bits.push(`stages ${t.stages}/3`, `Bang! used ${t.bangs}/4`);
+  if (t) bits.push(`cops: ${name(t.cop)} (seat ${t.cop + 1})`, `stages ${t.stages}/3`, `Bang! used ${t.bangs}/4`);
   if (S.bank_empty) bits.push("BANK EMPTY");
   box.append(el("p", { class: "sub", text: bits.join(" · ") }));
+  // The heist in words (3 players: how many dice each robber flipped, never which).
+  const heist = (S.status || []).find((line) => line.startsWith("Heist"));
+  if (heist) box.append(el("p", { class: "sub", id: "heist-status", text: heist }));
 }
 
 function renderLists() {
@@ -241,21 +383,49 @@ function card(title, ...children) {
   return el("section", { class: "card" }, el("h2", { text: title }), ...children);
 }
 
+function renderPairCard() {
+  const card = $("pair-card");
+  if (!card) return;
+  card.hidden = paired;
+  $("pair-title").textContent = forgotten ? "This phone is no longer paired" : "Pair this phone";
+  $("pair-why").textContent = forgotten
+    ? "The box restarted (or every device was unpaired), so it does not know this phone any more: enter the PIN to go on. Nothing you tap is lost: it waits for the PIN."
+    : "Enter the PIN to get the controls. Without it this page is a scoreboard.";
+  $("pin-where").textContent = S && S.pin_where ? `Where is the PIN? ${S.pin_where[0].toUpperCase()}${S.pin_where.slice(1)}.` : "";
+}
+
+// A 3-player game: robbers hide their chosen dice from each other (the rules).
+function secretHeist() {
+  return !!(S.moves.heist_attempt && S.moves.heist_attempt.secret) ||
+    !!(S.turn && S.turn.heist && S.turn.heist.secret);
+}
+
+function myRobberSeat() {
+  return ME.seat !== null && S.cop !== undefined && ME.seat !== S.cop && S.seats[ME.seat] ? ME.seat : null;
+}
+
 function renderControls() {
   const box = $("controls");
   if (!box) return;
-  $("pair-card").hidden = paired;
+  renderPairCard();
   $("device-card").hidden = !paired;
-  const key = JSON.stringify([paired, S.moves, S.phase, S.events_applied, local.version, S.undo_takes_back]);
+  const key = JSON.stringify([paired, S.moves, S.phase, S.events_applied, local.version, S.undo_takes_back, ME]);
   if (key === ctrlKey) return;
   ctrlKey = key;
   box.textContent = "";
   if (!paired) return;
   const M = S.moves;
+  const robber = S.players === 3 ? myRobberSeat() : null;
   if (M.new_game) box.append(newGameCard(M.new_game));
   if (S.other_games && typeof otherGamesCard === "function") box.append(otherGamesCard(S.other_games));
-  if (M.heist_hide) box.append(hideCard(M.heist_hide));
-  if (M.heist_attempt) box.append(flipCard(M.heist_attempt));
+  if (M.heist_hide && robber === null) box.append(hideCard(M.heist_hide));
+  if (M.heist_hide && robber !== null) {
+    box.append(card("The cops hide their row", el("p", { class: "sub", text: `${name(S.cop)} (the cops) set the diamond, the alarms and the trap; then you flip here, in secret.` })));
+  }
+  if (M.heist_attempt && secretHeist()) {
+    if (robber !== null) box.append(myFlipCard(robber));
+    else box.append(tableFlipCard(M.heist_attempt));
+  } else if (M.heist_attempt) box.append(flipCard(M.heist_attempt));
   if (M.assault_start) {
     box.append(card("The race", el("button", { class: "primary big", id: "go",
       onclick: () => send({ type: "assault_start" }) }, "Go!")));
@@ -264,7 +434,94 @@ function renderControls() {
   if (M.impound) box.append(impoundCard(M.impound));
   if (M.tally) box.append(tallyCard(M.tally));
   if (M.sticky_fingers) box.append(stickyCard(M.sticky_fingers));
-  if (M.undo) box.append(undoCard());
+  // (a robber's own phone in a secret heist: its flip only, not the table's undo)
+  if (M.undo && !(robber !== null && M.heist_attempt && secretHeist())) box.append(undoCard());
+  if (S.players === 3 && !S.over && S.seats.length) box.append(whoCard());
+}
+
+// ---- secret flips (3 players): each robber on their own phone
+function waitingFor(exceptSeat) {
+  const h = S.turn && S.turn.heist;
+  if (!h) return [];
+  return h.in_heist.filter((s) => !h.chosen.includes(s) && s !== exceptSeat).map(name);
+}
+
+function myFlipCard(seat) {
+  const h = ME.secret && ME.secret.heist;
+  const who = name(seat);
+  if (!h || h.seat !== seat) {
+    return card(`${who}: your flip`, el("p", { class: "sub", text: "Getting your dice from the box…" }));
+  }
+  const faces = h.flipped || {};
+  const shown = Object.keys(faces).map((p) => `${Number(p) + 1} ${FACE_NAMES[faces[p]]}`).join(", ");
+  const mine = el("p", { class: "sub", id: "my-dice", text: shown ? `Your flipped dice: ${shown}.` : "You have flipped no die yet." });
+  if (!h.in_heist) {
+    return el("section", { class: "card private", id: "my-flip" },
+      el("h2", { text: `${who}: out of the heist` }), mine,
+      el("p", { text: `Still flipping: ${waitingFor(null).join(", ") || "nobody"}` }));
+  }
+  if (h.chosen) {
+    const what = h.choice === "stop" ? "stop" : `wire ${Number(h.choice) + 1}`;
+    const others = waitingFor(seat);
+    return el("section", { class: "card private", id: "my-waiting" },
+      el("h2", { text: `${who}: chosen (${what})` }), mine,
+      el("p", { text: others.length ? `Waiting for ${others.join(", ")}.` : "Everyone has chosen." }));
+  }
+  const spec = h.heist_flip;
+  const len = S.turn.heist.row_length;
+  const buttons = [];
+  for (let p = 0; p < len; p++) {
+    const face = faces[String(p)];
+    buttons.push(el("button", { class: local.myFlip === p ? "on" : "", "data-my-pos": p,
+      disabled: !spec.positions.includes(p),
+      "aria-label": face ? `wire ${p + 1}: ${FACE_NAMES[face]}` : `wire ${p + 1}`,
+      onclick: () => { local.myFlip = p; bump(); } }, face ? `${p + 1} ${FACE_LETTER[face]}` : String(p + 1)));
+  }
+  buttons.push(el("button", { class: local.myFlip === "stop" ? "on" : "", "data-my-stop": "1",
+    onclick: () => { local.myFlip = "stop"; bump(); } }, "Stop"));
+  const go = el("button", { class: "primary big", id: "my-flip-send", disabled: local.myFlip === null,
+    onclick: () => send(local.myFlip === "stop" ? { type: "heist_flip", seat, stop: true }
+      : { type: "heist_flip", seat, position: local.myFlip }) },
+  local.myFlip === null ? "Choose a wire" : local.myFlip === "stop" ? "Stop here" : `Flip wire ${local.myFlip + 1}`);
+  return el("section", { class: "card private", id: "my-flip" },
+    el("h2", { text: `${who}: cut a wire, in secret` }),
+    el("p", { class: "sub", text: "Positions 1-5 from the cops' left. Only this phone sees your dice; the others see that you chose." }),
+    mine, el("div", { class: "row positions" }, ...buttons), go);
+}
+
+// The cops' phone (or the table's own controls): the flips of the robbers who have not
+// chosen on their phones, with every robber's dice (the cops compare them).
+function tableFlipCard(spec) {
+  const mine = ME.secret && ME.secret.heist && ME.secret.heist.heist_attempt;
+  const note = el("p", { class: "sub", text: "3 players: robbers hide their dice from each other. Each robber may flip on their own phone (“This phone is…” below); the cops may enter the others here." });
+  const chosen = (spec.chosen || []).map(name);
+  const parts = [note];
+  if (chosen.length) parts.push(el("p", { class: "sub", id: "chosen", text: `Chosen on their phones: ${chosen.join(", ")}` }));
+  if (!Object.keys(spec.seats).length) return card("Diamond heist", ...parts);
+  if (!mine) {
+    parts.push(el("p", { class: "sub", text: "Waiting for the robbers' choices." }));
+    return card("Diamond heist", ...parts);
+  }
+  const flipped = (ME.secret.heist.flipped) || {};
+  return flipCard(mine, flipped, parts);
+}
+
+// "This phone is…": the player whose secret choices this phone makes (the box keeps it
+// for this phone's session; a new game clears it). Nobody: the table's own controls.
+function whoCard() {
+  const claim = async (seat) => {
+    const { status, body } = await post("/api/seat", { seat });
+    if (status === 200) { setMe({ ...body, paired: true, forgotten: false }); notice(""); bump(); }
+    else notice(body.error || `HTTP ${status}`);
+  };
+  const mine = ME.seat;
+  return card(mine === null ? "This phone is…" : `This phone is ${name(mine)}'s (seat ${mine + 1})`,
+    el("p", { class: "sub", text: "Robbers flip in secret: each robber taps their own name on their own phone." }),
+    el("div", { class: "row" },
+      ...S.seats.map((p, i) => el("button", { class: i === mine ? "on" : "", "data-claim": i,
+        onclick: () => claim(i) }, `${i + 1} ${p.name}`)),
+      el("button", { class: mine === null ? "on" : "", "data-claim": "none", onclick: () => claim(null) },
+        "Nobody (table controls)")));
 }
 
 function newGameCard(spec) {
@@ -330,7 +587,7 @@ function hideCard(spec) {
     tiles, counts, send_);
 }
 
-function flipCard(spec) {
+function flipCard(spec, faces, intro) {
   const seats = Object.keys(spec.seats).map(Number);
   const revealed = (S.turn && S.turn.heist && S.turn.heist.revealed) || {};
   const rows = seats.map((seat) => {
@@ -338,7 +595,7 @@ function flipCard(spec) {
     const choice = local.flips[seat];
     const buttons = [];
     for (let p = 0; p < spec.row_length; p++) {
-      const face = revealed[p];
+      const face = faces ? (faces[String(seat)] || {})[String(p)] : revealed[p];
       buttons.push(el("button", {
         class: choice === p ? "on" : "", "data-seat": seat, "data-pos": p,
         disabled: !allowed.includes(p),
@@ -354,8 +611,8 @@ function flipCard(spec) {
     const flips = seats.map((s) => local.flips[s] === "stop" ? { seat: s, stop: true } : { seat: s, position: local.flips[s] });
     send({ type: "heist_attempt", flips });
   } }, "Cut the wires");
-  return card("Diamond heist: each robber flips a die or stops",
-    el("p", { class: "sub", text: "Positions 1-5 from the cops' left." }), ...rows, go);
+  return card("Diamond heist: each robber flips a die or stops", ...(intro || []),
+    el("p", { class: "sub", text: `Positions 1-${spec.row_length} from the cops' left.` }), ...rows, go);
 }
 
 function raceCard(M) {
@@ -391,9 +648,13 @@ function raceCard(M) {
   if (M.empty) parts.push(el("button", { class: "danger big", id: "empty", onclick: () => send({ type: "empty" }) }, "Empty! (the bank is empty)"));
   if (M.buzz) {
     const cop = S.cop;
-    parts.push(el("details", {}, el("summary", { text: "Buttons not working? Press for a seat here" }),
+    // (kept open across updates once opened: a table without buttons plays from here)
+    const fold = el("details", { id: "buzz-fold" }, el("summary", { text: "Buttons not working? Press for a seat here" }),
       ...M.buzz.map((s) => el("button", { "data-buzz": s, onclick: () => send({ type: "buzz", seat: s }) },
-        s === cop ? `Arrested! (${name(s)})` : `Escaped! ${name(s)}`))));
+        s === cop ? `Arrested! (${name(s)})` : `Escaped! ${name(s)}`)));
+    fold.open = !!local.buzzOpen;
+    fold.addEventListener("toggle", () => { local.buzzOpen = fold.open; });
+    parts.push(fold);
   }
   return card("The race", el("p", { class: "sub", text: "Escaped!/Arrested! come from the seat buttons." }), ...parts);
 }
@@ -470,6 +731,7 @@ function render() {
   if (!S) return;
   document.body.dataset.seq = S.history_seq; // for tests: which update is on screen
   renderResume();
+  if (MODE === "control") renderPairCard();
   if (S.game && typeof renderOtherGame === "function") { renderOtherGame(); return; } // games.js
   renderTop();
   renderScore();
@@ -485,17 +747,31 @@ function setupPairing() {
     ev.preventDefault();
     const { status, body } = await post("/api/pair", { pin: $("pin").value.trim() });
     if (status === 200) {
-      paired = true; $("pin").value = ""; notice("Paired: the controls are yours", true); ctrlKey = ""; render();
+      paired = true; forgotten = false; $("pin").value = "";
+      ctrlKey = "";
+      reconnect(); // the box learns this phone's new session on its WebSocket
+      const tap = unsentTap;
+      unsentTap = null;
+      if (tap && S && tap.at === S.events_applied) {
+        notice("Paired: sending what you tapped", true);
+        render();
+        await send(tap.event);
+      } else {
+        notice(tap ? "Paired. The game moved on meanwhile: tap again" : "Paired: the controls are yours", !tap);
+        render();
+      }
     } else {
       notice(body.error || `HTTP ${status}`);
     }
   });
   $("unpair").addEventListener("click", async () => {
-    await post("/api/unpair", {}); paired = false; ME = { seat: null, name: null }; ctrlKey = ""; render();
+    await post("/api/unpair", {}); paired = false; forgotten = false;
+    ME = { seat: null, name: null, secret: null }; ctrlKey = ""; reconnect(); render();
   });
   $("unpair-all").addEventListener("click", async () => {
     if (!confirm("Unpair every phone? The box shows a new PIN.")) return;
-    await post("/api/unpair", { all: true }); paired = false; ctrlKey = ""; render();
+    await post("/api/unpair", { all: true }); paired = false; forgotten = false;
+    ME = { seat: null, name: null, secret: null }; ctrlKey = ""; reconnect(); render();
   });
 }
 
@@ -505,7 +781,8 @@ async function start() {
     const r = await fetch("/api/state", { credentials: "same-origin" });
     const j = await r.json();
     paired = !!j.paired;
-    ME = { seat: j.my_seat === undefined ? null : j.my_seat, name: null };
+    forgotten = !!j.forgotten;
+    ME = { seat: j.my_seat === undefined ? null : j.my_seat, name: null, secret: j.my_secret || null };
     update(j);
   } catch (e) {
     notice("the box does not answer");

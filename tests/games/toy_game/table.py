@@ -114,7 +114,7 @@ GAME = Game(
         if state.phase == RACING else None),
     live_seats=lambda state: {state.to_move} if state.phase == RACING else set(),
     bar=lambda state: max(state.pos, default=0),
-    no_seat=lambda state, seat: (f"key {seat}: no seat {seat} in this race"
+    no_seat=lambda state, seat: (f"key {seat + 1}: no seat {seat + 1} in this race"
                                  if state.names and seat >= len(state.names) else None),
     over_line=lambda state: f"this race is over: {state.names[state.winner]} won",
     page_details=lambda state: {"goal": d.GOAL, "to_move": state.to_move},
