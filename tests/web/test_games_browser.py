@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from page_checks import CUT
 from test_browser import RIGHTMOST, Table, chromium_or_skip, launch
 
 from companion.gamelog import GameLog, read_log
@@ -30,23 +31,7 @@ from companion.loop import Referee, TableLoop
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 PHONE = {"width": 360, "height": 740}
-# Text cut or spilling: an element showing text whose content is wider than its box
-# (inline boxes are measured by their block), or any box right of the viewport.
-CUT = """(() => {
-  const bad = [];
-  for (const e of document.querySelectorAll("body *")) {
-    if (e.closest("[hidden]") || ["INPUT", "CANVAS", "SCRIPT"].includes(e.tagName)) continue;
-    const cs = getComputedStyle(e);
-    if (cs.display === "none" || cs.display === "inline" || !e.getClientRects().length) continue;
-    const text = [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())
-      || [...e.children].some((c) => getComputedStyle(c).display === "inline");
-    if (!text) continue;
-    if (e.scrollWidth > e.clientWidth + 1) {
-      bad.push(`${e.tagName}.${e.className}: ${e.textContent.slice(0, 40)}`);
-    }
-  }
-  return bad;
-})()"""
+
 
 
 def events(script):

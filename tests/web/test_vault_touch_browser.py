@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 
+from page_checks import CUT
 from test_browser import RIGHTMOST, chromium_or_skip, launch
 
 from companion.gamelog import GameLog
@@ -27,24 +28,7 @@ from companion.web.server import start_page
 
 PHONE = {"width": 360, "height": 740}
 PIN = "2468"
-# Text cut or spilling: an element showing text whose content is wider than its box,
-# or any box right of the viewport.
-CUT = """(() => {
-  const bad = [];
-  for (const e of document.querySelectorAll("body *")) {
-    if (e.closest("[hidden]") || ["INPUT", "CANVAS", "SCRIPT"].includes(e.tagName)) continue;
-    const cs = getComputedStyle(e);
-    if (cs.display === "none" || cs.display === "inline" || !e.getClientRects().length) continue;
-    const text = [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())
-      || [...e.children].some((c) => getComputedStyle(c).display === "inline");
-    if (!text) continue;
-    if (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1
-        && cs.overflowY === "hidden") {
-      bad.push(`${e.tagName}.${e.className}: ${e.textContent.slice(0, 40)}`);
-    }
-  }
-  return bad;
-})()"""
+
 # What a page shows that names a flipped die: the faces of flipped positions.
 SHOWN_DICE = "[...document.querySelectorAll('#my-dice, [data-pos], [data-my-pos]')]" \
     ".map((e) => e.textContent).join(' | ')"
