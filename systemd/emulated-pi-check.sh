@@ -18,21 +18,28 @@
 #      the real lgpio 0.2.2.0 from its PyPI source into the root (as Raspberry Pi OS's
 #      python3-lgpio provides it: same C library, same notify pipe in the working
 #      directory),
-#   3. stands in for the Pi-only apt packages with small local .debs: python3-picamera2
-#      (imports python3-pywt, a Debian extension built against numpy 1.24, the way the
-#      real one imports simplejpeg; Picamera2() with no camera raises IndexError, as the
-#      real one does), python3-libcamera, python3-lgpio (the real module from step 2) and
-#      raspi-config (records `nonint do_spi 0`), and fakes /proc/device-tree/model,
+#   3. makes every arm64 process in the run's root a Pi's: qemu with a Pi 5's CPU model
+#      (cortex-a76) or a Pi 4's (cortex-a72), through a binfmt_misc wrapper, and a Pi's
+#      /proc/cpuinfo (qemu 7.2 shows the host's x86 one, on which ONNX Runtime's import
+#      segfaults); stands in for the Pi-only apt packages with small local .debs:
+#      python3-picamera2 (imports python3-pywt, a Debian extension built against numpy
+#      1.24, the way the real one imports simplejpeg; Picamera2() with no camera raises
+#      IndexError, as the real one does), python3-libcamera, python3-lgpio (the real
+#      module from step 2) and raspi-config (records `nonint do_spi 0`), and fakes
+#      /proc/device-tree/model,
 #   4. copies the checkout to /home/pi/vault-companion (owned by user pi) and runs:
 #      the README's first command (sim, fed "quit"), `sudo systemd/install.sh` on a
 #      "Pi 5" with SPI off, `install.sh --help`, install.sh again on a "Pi 4" with SPI on
-#      (idempotence, RPi.GPIO), systemd/README step 4 (`companion check` as the
-#      companion user from a directory it cannot write, with the real lgpio), the
-#      installed unit's ExecStart as its User/Environment/WorkingDirectory under a
-#      notify listener (mock pins, no display, the stand-in camera), the test suite in
-#      a venv made as install.sh makes it (--system-site-packages, pi-constraints.txt:
-#      Bookworm's own numpy 1.24) and the README's second command (the test suite in a
-#      plain venv) unless --no-tests,
+#      (idempotence, RPi.GPIO), the image recipe's own scripts (image/stage-vault: its
+#      packages, 00-run.sh, 01-run-chroot.sh) on a "Pi 5", systemd/README step 4
+#      (`companion check` as the companion user from a directory it cannot write, with
+#      the real lgpio; and --simulate), the installed unit's ExecStart as its
+#      User/Environment/WorkingDirectory under a notify listener (mock pins, no display,
+#      the stand-in camera, the page on loopback), the test suite in a venv made as
+#      install.sh makes it (--system-site-packages, pi-constraints.txt: Bookworm's own
+#      numpy 1.24) on a "Pi 5" and the README's second command (the test suite in a
+#      plain venv) on a "Pi 4" unless --no-tests; the tests that cannot run under
+#      qemu-user are named with their reason (EMULATION_DESELECT),
 #   5. prints a report (also WORK/report.txt); exit status 0 when every check passed.
 set -uo pipefail
 
@@ -131,6 +138,8 @@ if [[ $BINFMT == none ]]; then
     exit 1
 fi
 pass "binfmt_misc: qemu-aarch64 registered ($(sed -n 2p /proc/sys/fs/binfmt_misc/qemu-aarch64))"
+# a CPU wrapper left registered by a run that was killed (3a) would shadow qemu-aarch64
+[[ -e /proc/sys/fs/binfmt_misc/vault-emulated-pi ]] && echo -1 > /proc/sys/fs/binfmt_misc/vault-emulated-pi
 
 # ------------------------------------------------------------------ 2. the base root
 unmount_all() {
@@ -211,6 +220,118 @@ unmount_all "$ROOT"; rm -rf "$ROOT"
 cp -a "$BASE" "$ROOT"
 mount_basics "$ROOT"
 
+# ------------------------------------------------------------------ 3a. a Pi's CPU
+# qemu-user's default CPU model ("max") has features no Pi has (SVE, PAC, ...), and
+# qemu 7.2 does not make up a /proc/cpuinfo for arm64: a process in the root reads the
+# host's (x86) file. ONNX Runtime's import reads it (and /sys/devices/system/cpu) to
+# learn the cores, and with an x86 file it dies: "qemu: uncaught target signal 11
+# (Segmentation fault)", with any CPU model; with a Pi's file it imports and reads. So
+# every arm64 process here runs as on the board being shown: binfmt_misc runs a small
+# static wrapper (registered with the F flag, so it need not be in the root) that starts
+# the root's copy of qemu with `-cpu` from the root's /etc/vault-qemu-cpu (cortex-a76 for
+# a Pi 5, cortex-a72 for a Pi 4), and a Pi's /proc/cpuinfo is bound over the host's.
+# qemu's cortex-a72 has the crypto extensions (aes, sha2) a Pi 4's BCM2711 lacks; the
+# cpuinfo file says what the Pi's says.
+say "a Pi's CPU: qemu -cpu from the root, a Pi's /proc/cpuinfo"
+QEMU_IN_ROOT=/usr/libexec/vault-qemu/qemu-aarch64-static
+install -D -m 0755 /usr/bin/qemu-aarch64-static "$ROOT$QEMU_IN_ROOT"
+cat > "$WORK/qemu-cpu.c" <<EOF
+/* binfmt_misc (flags P, F) runs this as: wrapper /path/to/program argv0 args...;
+   it runs the root's qemu with the CPU model named in the root's /etc/vault-qemu-cpu. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    char cpu[64] = "cortex-a76";
+    FILE *f = fopen("/etc/vault-qemu-cpu", "r");
+    if (f) {
+        if (fgets(cpu, sizeof cpu, f)) cpu[strcspn(cpu, "\n")] = 0;
+        fclose(f);
+    }
+    if (argc < 3) { fputs("vault qemu wrapper: run by binfmt_misc only\n", stderr); return 127; }
+    char **args = calloc(argc + 5, sizeof *args);
+    int n = 0;
+    args[n++] = "$QEMU_IN_ROOT";
+    args[n++] = "-cpu"; args[n++] = cpu;
+    args[n++] = "-0"; args[n++] = argv[2];
+    args[n++] = argv[1];
+    for (int i = 3; i < argc; i++) args[n++] = argv[i];
+    args[n] = NULL;
+    execv(args[0], args);
+    perror("vault qemu wrapper: $QEMU_IN_ROOT");
+    return 127;
+}
+EOF
+BINFMT_NAME=vault-emulated-pi
+if ! gcc -static -O2 -o "$WORK/qemu-cpu" "$WORK/qemu-cpu.c" 2>"$LOGDIR/qemu-cpu.log"; then
+    apt-get install -y -q gcc libc6-dev >/dev/null 2>&1
+    gcc -static -O2 -o "$WORK/qemu-cpu" "$WORK/qemu-cpu.c" 2>"$LOGDIR/qemu-cpu.log" \
+        || { fail "building the qemu CPU wrapper (see $LOGDIR/qemu-cpu.log)"; exit 1; }
+fi
+[[ -e /proc/sys/fs/binfmt_misc/$BINFMT_NAME ]] && echo -1 > "/proc/sys/fs/binfmt_misc/$BINFMT_NAME"
+# the same magic and mask as qemu-aarch64's; a newer entry is tried first
+magic=$(sed -n 's/^magic //p' /proc/sys/fs/binfmt_misc/qemu-aarch64 | sed 's/../\\x&/g')
+mask=$(sed -n 's/^mask //p' /proc/sys/fs/binfmt_misc/qemu-aarch64 | sed 's/../\\x&/g')
+printf ':%s:M::%s:%s:%s:PF' "$BINFMT_NAME" "$magic" "$mask" "$WORK/qemu-cpu" \
+    > /proc/sys/fs/binfmt_misc/register
+trap 'unmount_all "$ROOT"; unmount_all "$BASE"; [[ -e /proc/sys/fs/binfmt_misc/'"$BINFMT_NAME"' ]] && echo -1 > /proc/sys/fs/binfmt_misc/'"$BINFMT_NAME"'; [[ $SELF == /tmp/emulated-pi-check.* ]] && rm -f "$SELF"' EXIT
+
+# A Pi's /proc/cpuinfo (as many cores as this host gives the root: the emulated
+# process cannot use more), its revision and model lines as the Pi's kernel writes them.
+pi_cpuinfo() {  # pi_cpuinfo 5|4
+    local n i features part variant revision model
+    n=$(nproc)
+    if [[ $1 == 5 ]]; then
+        features="fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp"
+        part=0xd0b; variant=0x4; rev=1; revision=d04170; model="Raspberry Pi 5 Model B Rev 1.0"
+    else
+        features="fp asimd evtstrm crc32 cpuid"
+        part=0xd08; variant=0x0; rev=3; revision=d03115; model="Raspberry Pi 4 Model B Rev 1.5"
+    fi
+    for ((i = 0; i < n; i++)); do
+        printf 'processor\t: %d\nBogoMIPS\t: 108.00\nFeatures\t: %s\nCPU implementer\t: 0x41\n' "$i" "$features"
+        printf 'CPU architecture: 8\nCPU variant\t: %s\nCPU part\t: %s\nCPU revision\t: %s\n\n' "$variant" "$part" "$rev"
+    done
+    printf 'Revision\t: %s\nSerial\t\t: 10000000a1b2c3d4\nModel\t\t: %s\n' "$revision" "$model"
+}
+# set_model "Raspberry Pi 5 Model B Rev 1.0": the device tree's model (install.sh reads
+# /proc/device-tree/model -> /sys/firmware/devicetree/base), /proc/cpuinfo (gpiozero
+# reads the revision, ONNX Runtime the cores) and qemu's CPU model, all of that board.
+set_model() {
+    local dt="$WORK/firmware/devicetree/base" board=5 cpu=cortex-a76
+    [[ $1 == "Raspberry Pi 4"* ]] && { board=4; cpu=cortex-a72; }
+    mkdir -p "$dt"
+    printf '%s\0' "$1" > "$dt/model"
+    mountpoint -q "$ROOT/sys/firmware" || mount --bind "$WORK/firmware" "$ROOT/sys/firmware"
+    pi_cpuinfo "$board" > "$WORK/cpuinfo.new"
+    cat "$WORK/cpuinfo.new" > "$WORK/cpuinfo"  # the same file (inode) the bind shows
+    mountpoint -q "$ROOT/proc/cpuinfo" || mount --bind "$WORK/cpuinfo" "$ROOT/proc/cpuinfo"
+    echo "$cpu" > "$ROOT/etc/vault-qemu-cpu"
+    MODEL_NOW="$1 ($cpu)"
+}
+# What the emulated CPU tells a program (getauxval(AT_HWCAP)), and /proc/cpuinfo's model.
+cpu_seen() {
+    in_root "$ROOT" python3 -c 'import ctypes
+names = ("fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm "
+         "jscvt fcma lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc "
+         "flagm ssbs sb paca pacg").split()
+libc = ctypes.CDLL(None)
+libc.getauxval.restype = ctypes.c_ulong
+hw = libc.getauxval(16)
+model = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("Model")]
+print(" ".join(n for i, n in enumerate(names) if hw >> i & 1), "|", *model)' 2>&1 | tail -1
+}
+set_model "Raspberry Pi 5 Model B Rev 1.0"
+seen=$(cpu_seen)
+check "qemu as a Pi 5's Cortex-A76: HWCAP $seen" \
+    sh -c "echo '$seen' | grep -q 'asimddp' && ! echo '$seen' | grep -qw 'sve' && echo '$seen' | grep -q 'Raspberry Pi 5'"
+set_model "Raspberry Pi 4 Model B Rev 1.5"
+seen=$(cpu_seen)
+check "qemu as a Pi 4's Cortex-A72: HWCAP $seen" \
+    sh -c "! echo '$seen' | grep -qw 'atomics' && ! echo '$seen' | grep -qw 'sve' && echo '$seen' | grep -q 'Raspberry Pi 4'"
+set_model "Raspberry Pi 5 Model B Rev 1.0"
+
 STANDINS="$WORK/standins"
 rm -rf "$STANDINS"; mkdir -p "$STANDINS/repo"
 mkdeb() {  # mkdeb NAME DEPENDS DESCRIPTION (files already under $STANDINS/NAME)
@@ -279,14 +400,6 @@ cp "$STANDINS/repo/"* "$ROOT/opt/standins/"
 echo "deb [trusted=yes] file:/opt/standins ./" > "$ROOT/etc/apt/sources.list.d/standins.list"
 in_root "$ROOT" sh -c 'apt-get update -q && apt-get install -y -q raspi-config' \
     >"$LOGDIR/standins.log" 2>&1 || fail "stand-in packages (see $LOGDIR/standins.log)"
-
-# /proc/device-tree -> /sys/firmware/devicetree/base on a Pi: fake the model there.
-set_model() {
-    local dt="$WORK/firmware/devicetree/base"
-    mkdir -p "$dt"
-    printf '%s\0' "$1" > "$dt/model"
-    mountpoint -q "$ROOT/sys/firmware" || mount --bind "$WORK/firmware" "$ROOT/sys/firmware"
-}
 
 say "user pi and the checkout"
 in_root "$ROOT" useradd -m -u 1000 -s /bin/bash pi
@@ -362,6 +475,37 @@ numpy_v=$(in_root "$ROOT" "$VPY" -c 'import numpy; print(numpy.__version__)' 2>&
 check "venv numpy still below 2 after the re-run: $numpy_v" sh -c "echo '$numpy_v' | grep -qE '^1\\.'"
 rm -f "$ROOT/dev/spidev0.0"
 
+# ------------------------------------------------------------------ 4b'. the image recipe
+# pi-gen's steps for image/stage-vault, run here on this root as pi-gen runs them on the
+# image's: the stage's packages (Debian has them too), 00-run.sh on the host with
+# ROOTFS_DIR, then 01-run-chroot.sh inside the root (through stdin, as pi-gen's
+# on_chroot does). On a fresh root, as in an image: the config is set aside first (and
+# put back after, for the steps below).
+say "the image recipe's own scripts (image/stage-vault) on a Pi 5"
+set_model "Raspberry Pi 5 Model B Rev 1.0"
+STAGE="$REPO/image/stage-vault/00-vault"
+mv "$ROOT/etc/vault-companion/config.toml" "$WORK/config.toml.kept"
+sed -i '/^dtparam=spi=on/d' "$ROOT/boot/firmware/config.txt" 2>/dev/null || true
+t0=$(date +%s)
+{
+    in_root "$ROOT" sh -c "apt-get install -y -q --no-install-recommends $(tr '\n' ' ' < "$STAGE/00-packages")" \
+    && ROOTFS_DIR="$ROOT" "$STAGE/00-run.sh" \
+    && in_root "$ROOT" bash -e < "$STAGE/01-run-chroot.sh"
+} >"$LOGDIR/image-recipe.log" 2>&1
+rc=$?
+check "image recipe: 00-packages, 00-run.sh and 01-run-chroot.sh exit 0 in $(( $(date +%s) - t0 )) s" test $rc -eq 0
+BOOTCFG="$ROOT/boot/firmware/config.txt"
+check "image recipe: boot config turns on SPI, sound and the camera ($(grep -E '^(dtparam=spi|dtparam=audio|camera_auto_detect)' "$BOOTCFG" 2>/dev/null | tr '\n' ' '))" \
+    sh -c "grep -q '^dtparam=spi=on' '$BOOTCFG' && grep -q '^dtparam=audio=on' '$BOOTCFG' && grep -q '^camera_auto_detect=1' '$BOOTCFG'"
+check "image recipe: avahi-daemon enabled (the box answers as HOSTNAME.local)" \
+    sh -c "ls '$ROOT'/etc/systemd/system/*.wants/ | grep -q '^avahi-daemon.service$'"
+check "image recipe: installed by install.sh from /opt/vault-companion/src, service enabled, not started" \
+    sh -c "grep -q 'systemd/install.sh' '$LOGDIR/image-recipe.log' && test -L '$ROOT/etc/systemd/system/multi-user.target.wants/companion.service' && ! grep -q '^starting companion' '$LOGDIR/image-recipe.log'"
+pg=$(grep -m1 '^page: ' "$LOGDIR/image-recipe.log")
+check "image recipe: the config it writes serves the page (${pg:-no page line})" \
+    sh -c "echo '$pg' | grep -q 'enabled=True on 0.0.0.0:8080'"
+mv "$WORK/config.toml.kept" "$ROOT/etc/vault-companion/config.toml"
+
 if in_root "$ROOT" systemd-analyze verify /etc/systemd/system/companion.service \
         >"$LOGDIR/verify.log" 2>&1; then
     pass "systemd-analyze verify companion.service: clean"
@@ -372,9 +516,7 @@ fi
 # ------------------------------------------------------------------ 4c. companion check
 say "systemd/README step 4: companion check as the companion user"
 # gpiozero asks the board revision before it opens the chip: a Pi 5's, in /proc/cpuinfo.
-cp "$ROOT/proc/cpuinfo" "$WORK/cpuinfo" 2>/dev/null || : > "$WORK/cpuinfo"
-printf 'Revision\t: d04170\nModel\t\t: Raspberry Pi 5 Model B Rev 1.0\n' >> "$WORK/cpuinfo"
-mount --bind "$WORK/cpuinfo" "$ROOT/proc/cpuinfo"
+set_model "Raspberry Pi 5 Model B Rev 1.0"
 # The defect check/serve now avoid: the real lgpio, imported as the companion user from
 # a directory it cannot write, with no LG_WD, fails on its notification pipe.
 in_root "$ROOT" sh -c "cd /home/pi && sudo -u companion $VPY -c 'import lgpio'" \
@@ -384,7 +526,7 @@ check "the real lgpio imported bare from /home/pi fails on its pipe (the old def
 rm -f "$ROOT"/home/pi/.lgd-nfy*
 CHECK_CMD=$(grep -m1 'sudo -u companion .*companion check' "$REPO/systemd/README.md")
 in_root "$ROOT" sh -c "cd /home/pi && timeout 600 $CHECK_CMD" >"$LOGDIR/check-lgpio.log" 2>&1
-check "companion check (real lgpio, no GPIO chip) fails on the chip, not on its notify pipe: $(tail -1 "$LOGDIR/check-lgpio.log")" \
+check "companion check (real lgpio, no GPIO chip) fails on the chip, not on its notify pipe: $(grep -m1 -i 'gpiochip\|gpio chip' "$LOGDIR/check-lgpio.log")" \
     sh -c "! grep -q 'lgd-nfy' '$LOGDIR/check-lgpio.log' && grep -qi 'gpiochip\|gpio chip' '$LOGDIR/check-lgpio.log'"
 check "no lgpio pipe left in the caller's directory" \
     sh -c "test -z \"\$(ls -A '$ROOT/home/pi' | grep lgd-nfy)\""
@@ -393,6 +535,10 @@ in_root "$ROOT" sh -c "cd /home/pi && timeout 600 sudo -u companion \
     --config /etc/vault-companion/config.toml" >"$LOGDIR/check-sim.log" 2>&1
 check "companion check --simulate as the companion user: $(tail -1 "$LOGDIR/check-sim.log")" \
     grep -q 'all seats answered' "$LOGDIR/check-sim.log"
+check "companion check --simulate also takes a frame, says a callout and asks the page: $(grep -E '^(camera|speaker|page):' "$LOGDIR/check-sim.log" | cut -c1-60 | tr '\n' ';')" \
+    sh -c "grep -q '^camera: synthetic.*frame' '$LOGDIR/check-sim.log' && grep -q '^speaker: simulated' '$LOGDIR/check-sim.log' && grep -q '^page: http://127.0.0.1:[0-9]*/ answers' '$LOGDIR/check-sim.log'"
+check "companion check on this Pi without its hardware: each failure one line, no traceback ($(grep -E '^(display|camera|speaker|page):' "$LOGDIR/check-lgpio.log" | cut -c1-70 | tr '\n' ';') $(grep '^check: ' "$LOGDIR/check-lgpio.log" | tail -1))" \
+    sh -c "! grep -q Traceback '$LOGDIR/check-lgpio.log' && grep -q '^display: MAX7219 display on /dev/spidev0.0' '$LOGDIR/check-lgpio.log' && grep -q '^camera: ' '$LOGDIR/check-lgpio.log' && grep -q '^check: .* failed: ' '$LOGDIR/check-lgpio.log'"
 
 # ------------------------------------------------------------------ 4d. the service
 say "the installed service under a notify listener (mock pins)"
@@ -405,7 +551,11 @@ ENVS=$(grep -E '^Environment=' "$UNITF" | cut -d= -f2- | tr '\n' ' ')
 STATE=/var/lib/$(unit_val StateDirectory)
 WDOG=$(unit_val WatchdogSec)
 in_root "$ROOT" install -d -o "$SVC_USER" -g "$SVC_USER" -m 0750 "$STATE"
+# the page on, on this host's loopback (the root shares the host's network): the first
+# boot's page, its address and its PIN
+PAGE_PORT=18467
 sed -e 's/^pin_factory = .*/pin_factory = "mock"/' -e 's/^type = "max7219"/type = "none"/' \
+    -e '/^\[page\]/,/^\[/{s/^enabled = .*/enabled = true/;s/^host = .*/host = "127.0.0.1"/;s/^port = .*/port = '"$PAGE_PORT"'/}' \
     "$ROOT/etc/vault-companion/config.toml" > "$ROOT/etc/vault-companion/config-mock.toml"
 EXEC_MOCK=${EXEC//\/etc\/vault-companion\/config.toml/\/etc\/vault-companion\/config-mock.toml}
 cat > "$ROOT/tmp/notify_listener.py" <<'EOF'
@@ -471,27 +621,42 @@ check "service alive until SIGTERM, $(sed -n 4p "$LOGDIR/service.log")" \
 check "service announces the missing camera in one line: $(grep -i -m1 'camera gone' "$LOGDIR/service.log" | cut -c1-120)" \
     grep -qi 'camera gone' "$LOGDIR/service.log"
 check "no traceback in the service's output" sh -c "! grep -q Traceback '$LOGDIR/service.log'"
+check "service serves the page and gives its address and PIN: $(grep -m1 -o 'table page .*' "$LOGDIR/service.log")" \
+    grep -qE "table page http://127.0.0.1:$PAGE_PORT/ PIN [0-9]{4,8}" "$LOGDIR/service.log"
 check "service wrote its game log in $STATE" \
     sh -c "ls '$ROOT$STATE' | grep -q jsonl"
 
 # ------------------------------------------------------------------ 4e. the suite, Pi venv
+# The tests that cannot run under qemu-user, each with why (a test node, or a folder);
+# every other test runs.
+EMULATION_DESELECT=(
+    "tests/hardware/test_buzzer_path.py::test_photo_finish_with_the_default_config_cops_delivered_first|real time: it blocks the loop's thread, delivers two edges and needs the second inside the 5 ms settle window; an emulated thread's wake-up takes longer than that now and then (it failed once in two emulated runs on 2026-11-23, never natively)"
+    "tests/lab|the reader's lab (reader_lab/), which never goes on a Pi (the package holds companion* only): its tuning and training tests are numeric loops about 50 times slower under qemu-user (test_tuning_crossval.py's fold-by-fold test: 11 s on the x86-64 host, still running after 9 minutes emulated; the lab's 360 tests take 187 s natively), so the suite would pass the run's 90-minute limit without a summary"
+)
+DESELECT_ARGS=""
+for entry in "${EMULATION_DESELECT[@]}"; do
+    node="${entry%%|*}"
+    if [[ $node == *::* ]]; then DESELECT_ARGS+=" --deselect $node"; else DESELECT_ARGS+=" --ignore=$node"; fi
+    [[ $RUN_TESTS -eq 1 ]] && note "INFO  not run under qemu-user: $node: ${entry#*|}"
+done
 if [[ $RUN_TESTS -eq 1 ]]; then
+    set_model "Raspberry Pi 5 Model B Rev 1.0"
     say "the test suite in a venv made as install.sh makes it (emulated: slow)"
     t0=$(date +%s)
     as_pi sh -c "cd $CO && rm -rf /home/pi/pi-venv \
         && python3 -m venv --system-site-packages /home/pi/pi-venv \
         && /home/pi/pi-venv/bin/pip install -q -c systemd/pi-constraints.txt -e '.[dev]' \
-        && /home/pi/pi-venv/bin/python -c 'import numpy, cv2; print(\"numpy\", numpy.__version__, numpy.__file__, \"opencv\", cv2.__version__)' \
+        && /home/pi/pi-venv/bin/python -c 'import numpy, cv2, onnxruntime; print(\"numpy\", numpy.__version__, numpy.__file__, \"opencv\", cv2.__version__, \"onnxruntime\", onnxruntime.__version__)' \
         && for w in 'numpy<2' 'numpy>=2,<2.3' opencv-python-headless==4.11.0.86 \
                 PyWavelets==1.4.1; do /home/pi/pi-venv/bin/pip download -q \
                 --only-binary :all: --no-deps -d /home/pi/wheelhouse \"\$w\" || true; done \
         && COMPANION_PI_WHEELHOUSE=/home/pi/wheelhouse \
-            timeout 5400 /home/pi/pi-venv/bin/pytest -p no:cacheprovider -rs" \
+            timeout 5400 /home/pi/pi-venv/bin/pytest -p no:cacheprovider -rs $DESELECT_ARGS" \
         >"$LOGDIR/pi-venv-tests.log" 2>&1
     rc=$?
     versions=$(grep -m1 '^numpy ' "$LOGDIR/pi-venv-tests.log")
     summary=$(grep -E '[0-9]+ (passed|failed)' "$LOGDIR/pi-venv-tests.log" | tail -1)
-    check "suite in the Pi venv ($(( $(date +%s) - t0 )) s; $versions): ${summary:-no summary}" \
+    check "suite in the Pi venv, $MODEL_NOW ($(( $(date +%s) - t0 )) s; $versions): ${summary:-no summary}" \
         sh -c "test $rc -eq 0 && echo '$versions' | grep -q '^numpy 1\.'"
 else
     note "SKIP  the suite in the Pi venv (--no-tests)"
@@ -499,13 +664,14 @@ fi
 
 # ------------------------------------------------------------------ 4f. README command 2
 if [[ $RUN_TESTS -eq 1 ]]; then
-    say "README command 2 (the test suite, emulated: slow)"
+    say "README command 2 (the test suite, emulated: slow), as a Pi 4"
+    set_model "Raspberry Pi 4 Model B Rev 1.5"
     t0=$(date +%s)
-    as_pi sh -c "cd $CO && rm -rf .venv && timeout 5400 sh -c '$README_TEST -p no:cacheprovider'" \
+    as_pi sh -c "cd $CO && rm -rf .venv && timeout 5400 sh -c '$README_TEST -p no:cacheprovider -rs $DESELECT_ARGS'" \
         >"$LOGDIR/readme-tests.log" 2>&1
     rc=$?
     summary=$(grep -E '[0-9]+ (passed|failed)' "$LOGDIR/readme-tests.log" | tail -1)
-    check "README command 2 ($(( $(date +%s) - t0 )) s): ${summary:-no summary}" test $rc -eq 0
+    check "README command 2, $MODEL_NOW ($(( $(date +%s) - t0 )) s): ${summary:-no summary}" test $rc -eq 0
 else
     note "SKIP  README command 2 (--no-tests)"
 fi

@@ -38,6 +38,7 @@ from companion.vision.learned_model import (
     CROP_FILTER_KEY,
     CROP_SPAN,
     CROP_SPAN_KEY,
+    DET_SIZE,
     NOT_A_DIE,
     box_crops,
     crops_blob,
@@ -203,7 +204,7 @@ def _load(path: Path, load: Callable[[bytes], Any],
     return net
 
 
-def _read_onnx_cv2(data: bytes) -> Any:
+def _read_onnx_cv2(data: bytes, side: int = DET_SIZE) -> Any:
     # OpenCV DNN loads a network stored as int8 (QuantizeLinear nodes: the lab's
     # int8-detector command) but its outputs are then wrong: it found no die at all
     # where ONNX Runtime reads the same file right. Refused, so the reader never runs
@@ -212,7 +213,96 @@ def _read_onnx_cv2(data: bytes) -> Any:
         raise ValueError("it is stored as int8 (python -m reader_lab int8-detector), "
                          "which only ONNX Runtime reads right: install onnxruntime or use "
                          "a float network")
-    return cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
+    # OpenCV 4.x (4.11.0 is the Pi's: systemd/pi-constraints.txt) infers every layer's
+    # shape while it parses, from the input's declared shape; the detector declares its
+    # height and width by name ("h", "w": any frame), and 4.11 then refuses the first
+    # Add of its feature pyramid ("findCommonShape"). Declared as numbers (``side``), it
+    # parses, and it still runs any other size (OpenCV infers again at setInput): its
+    # heat map equals ONNX Runtime's on the same file to 1e-6. Only the declaration in
+    # memory changes; the file, and what ONNX Runtime reads, do not. (The classifiers
+    # declare their crop side as numbers already: unchanged.)
+    return cv2.dnn.readNetFromONNX(np.frombuffer(image_side_declared(data, side), np.uint8))
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if i >= len(buf) or shift > 63:
+            raise ValueError("not an ONNX file (a truncated number)")
+        b = buf[i]
+        value |= (b & 0x7F) << shift
+        i += 1
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+def _varint_bytes(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = value & 0x7F
+        value >>= 7
+        out.append(b | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _pb_fields(buf: bytes):
+    """A protobuf message's fields: (number, wire type, start, payload (start, end) or
+    None, end)."""
+    i = 0
+    while i < len(buf):
+        start = i
+        key, i = _varint(buf, i)
+        number, wire = key >> 3, key & 7
+        payload = None
+        if wire == 0:
+            i = _varint(buf, i)[1]
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        elif wire == 2:
+            n, j = _varint(buf, i)
+            payload, i = (j, j + n), j + n
+        else:
+            raise ValueError("not an ONNX file (an unknown field kind)")
+        if i > len(buf):
+            raise ValueError("not an ONNX file (truncated)")
+        yield number, wire, start, payload, i
+
+
+def _pb_edit(buf: bytes, number: int, edit: Callable[[bytes, int], bytes]) -> bytes:
+    """``buf`` with each length-delimited field ``number`` (the k-th of them) replaced by
+    ``edit(its payload, k)``; every other byte kept."""
+    out, k = bytearray(), 0
+    for num, wire, start, payload, end in _pb_fields(buf):
+        if wire == 2 and num == number and payload is not None:
+            new = edit(buf[payload[0]:payload[1]], k)
+            k += 1
+            out += _varint_bytes(number << 3 | 2) + _varint_bytes(len(new)) + new
+        else:
+            out += buf[start:end]
+    return bytes(out)
+
+
+def image_side_declared(data: bytes, side: int) -> bytes:
+    """An ONNX model's bytes in which each graph input's height and width (NCHW
+    dimensions 2 and 3), where declared by name, are declared as the number ``side``;
+    nothing else changes (the weights' bytes included). Reads the protobuf itself: the ``onnx``
+    package is the lab's, not the box's. ModelProto.graph (7) > GraphProto.input (11) >
+    ValueInfoProto.type (2) > TypeProto.tensor_type (1) > shape (2) > dim (1), whose
+    dim_param (2) becomes a dim_value (1)."""
+    def dim(msg: bytes, k: int) -> bytes:
+        named = any(num == 2 for num, *_ in _pb_fields(msg))
+        return _varint_bytes(1 << 3) + _varint_bytes(side) if k in (2, 3) and named else msg
+
+    Edit = Callable[[bytes, int], bytes]
+
+    def nest(number: int, inner: Edit) -> Edit:
+        return lambda msg, _k: _pb_edit(msg, number, inner)
+
+    return _pb_edit(data, 7, nest(11, nest(2, nest(1, nest(2, nest(1, dim))))))
 
 
 def _unit(e: np.ndarray) -> np.ndarray:
@@ -341,9 +431,14 @@ class LearnedReader:
                             f"{side} px and {span:g}: tune the folder again (python -m "
                             "reader_lab train --part tune) or set it")
         if self.backend == "opencv":
-            self._det = _load(det, _read_onnx_cv2)
-            self._cls = _load(cls, _read_onnx_cv2, prints)
-            self._up_nets = [_load(u, _read_onnx_cv2, prints) for u in ups]
+            side = self.det_size
+
+            def read_cv2(data: bytes) -> Any:
+                return _read_onnx_cv2(data, side)
+
+            self._det = _load(det, read_cv2)
+            self._cls = _load(cls, read_cv2, prints)
+            self._up_nets = [_load(u, read_cv2, prints) for u in ups]
             check_io(self._det, det, "detector", DETECTOR_IO)
             for path, net in ((cls, self._cls), *zip(ups, self._up_nets, strict=True)):
                 check_io(net, path, "classifier", CLASSIFIER_IO)

@@ -912,3 +912,38 @@ def test_readings_hold_plain_numbers_whatever_the_boxes_hold():
     assert [type(v) for v in (r.confidence, *r.centre)] == [float] * 3
     assert r.centre == (float((box[0] + box[2]) / 2), float((box[1] + box[3]) / 2))
     assert b"numpy" not in pickle.dumps(r)
+
+
+@needs_model
+def test_opencv_reads_the_detector_with_its_image_side_declared_as_a_number():
+    """OpenCV 4.11 (the Pi's) cannot parse the detector as stored (its height and width
+    declared by name: "findCommonShape" at the pyramid's Add); the OpenCV backend
+    declares them as numbers in memory, and nothing else changes: the weights' bytes, the
+    classifiers (already declared in numbers), what ONNX Runtime reads."""
+    from companion.vision.learned import image_side_declared
+
+    data = (MODEL_DIR / "detector.onnx").read_bytes()
+    assert b"\x12\x01h" in data and b"\x12\x01w" in data  # dim_param "h", "w"
+    declared = image_side_declared(data, 416)
+    assert len(declared) == len(data) and b"\x12\x01h" not in declared
+    # the same bytes but the two dimensions (dim_param "h" -> dim_value 416: 3 bytes each)
+    assert sum(a != b for a, b in zip(declared, data, strict=True)) <= 6
+    for name in ("classifier.onnx", "classifier_upright.onnx"):
+        plain = (MODEL_DIR / name).read_bytes()
+        assert image_side_declared(plain, 416) == plain
+    onnx = pytest.importorskip("onnx")
+    model = onnx.load_from_string(declared)
+    dims = [d.dim_value or d.dim_param for d in model.graph.input[0].type.tensor_type.shape.dim]
+    assert dims == [1, 3, 416, 416]
+    for dim, name in zip(model.graph.input[0].type.tensor_type.shape.dim[2:], "hw",
+                         strict=True):
+        dim.dim_param = name
+    assert model.SerializeToString() == onnx.load_from_string(data).SerializeToString()
+
+
+def test_a_file_that_is_no_protobuf_is_a_value_error_not_a_crash():
+    from companion.vision.learned import image_side_declared
+
+    for junk in (b"\x08\x01garbage, not a network", b"\x3a\xff\xff", b"\x08"):
+        with pytest.raises(ValueError, match="not an ONNX file"):
+            image_side_declared(junk, 416)

@@ -24,8 +24,14 @@ def test_area_crop_keeps_the_die_where_the_sampled_crop_has_it(angle, side):
     area = crop(image, 202.5, 150.5, side, angle, area=True)
     assert area.shape == plain.shape == (CROP, CROP, 3)
     (px, py), (ax, ay) = _dot_centre(plain), _dot_centre(area)
-    assert abs(ax - CROP / 2 + 0.5) < 0.6 and abs(ay - CROP / 2 + 0.5) < 0.6
-    assert abs(ax - px) < 0.6 and abs(ay - py) < 0.6
+    # crop() puts (cx, cy) at pixel CROP / 2 of the crop (the convention the networks
+    # were trained on), so the square's bright pixels centre there: the sampled crop's
+    # (to 0.05 px), the area crop's within a fifth of a pixel (OpenCV 4.11, the Pi's:
+    # 0.12 at 30 degrees; this was once checked against CROP / 2 - 0.5 within 0.6, which
+    # 4.11 missed by 0.02)
+    assert abs(px - CROP / 2) < 0.05 and abs(py - CROP / 2) < 0.05
+    assert abs(ax - CROP / 2) < 0.2 and abs(ay - CROP / 2) < 0.2
+    assert abs(ax - px) < 0.2 and abs(ay - py) < 0.2
 
 
 def test_area_crop_averages_fine_detail_that_sampling_aliases():
