@@ -9,69 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from contextlib import asynccontextmanager
-from typing import Any
 
 import aiohttp
+from test_big_score_private import table
 
-from companion.gamelog import GameLog, read_log
-from companion.loop import Referee, TableLoop
-from companion.web.pairing import Pairing
-from companion.web.server import CSRF_HEADER, PageServer
+from companion.gamelog import read_log
 
-H = {CSRF_HEADER: "1"}
-PIN = "5150"
 NEW = {"type": "new_game", "game": "vault-assault", "players": 3,
        "names": ["Ann", "Bob", "Cat"], "first_cop": 0}
 # Ann the cops; the diamond at position 4 (0-based 3), the trap at 2 (0-based 1).
 HIDE = {"type": "heist_hide", "row": ["alarm", "dye_pack", "alarm", "diamond", "alarm"]}
-
-
-class Device:
-    """One phone: its own cookie jar (its own session on the box)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url.rstrip("/")
-        self.http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
-
-    async def pair(self) -> Device:
-        r = await self.http.post(self.url + "/api/pair", json={"pin": PIN}, headers=H)
-        assert r.status == 200
-        return self
-
-    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        r = await self.http.post(self.url + path, json=body, headers=H)
-        return r.status, await r.json()
-
-    async def state(self) -> dict[str, Any]:
-        r = await self.http.get(self.url + "/api/state")
-        assert r.status == 200
-        return await r.json()
-
-
-@asynccontextmanager
-async def table(tmp_path):
-    log = GameLog(tmp_path / "game-1.jsonl", fsync=False)
-    referee = Referee(log=log)
-    loop = TableLoop(referee, tick_seconds=0.02)
-    await loop.start()
-    server = PageServer(loop, pairing=Pairing(pin=PIN), log_dir=tmp_path, port=0)
-    await server.start()
-    devices: list[Device] = []
-
-    async def device(paired: bool = True) -> Device:
-        d = Device(server.url)
-        devices.append(d)
-        return await d.pair() if paired else d
-
-    try:
-        yield server, device
-    finally:
-        for d in devices:
-            await d.http.close()
-        await server.stop()
-        await loop.stop()
-        log.close()
 
 
 def secret_free(text: str) -> bool:
