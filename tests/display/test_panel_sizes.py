@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from game_builders import ROW5, new_game
+from game_builders import ROW5, new_game, script_states
 from luma.core.device import dummy
 
 from companion.config import DisplayConfig
@@ -23,7 +23,6 @@ from companion.display.model import BOARD_SIZE, flash_frame, placed
 from companion.gamelog import read_log
 from companion.games import registry
 from companion.games.vault_assault import board as va
-from companion.games.vault_assault.state import GameState
 from companion.loop import Referee
 
 # luma.led_matrix 1.9 calls Image.getdata, which Pillow 13 deprecates.
@@ -56,15 +55,6 @@ class NoSerial:
 
     def cleanup(self) -> None:
         pass
-
-
-def states(script: str) -> list:
-    s = GameState()
-    out = []
-    for _, ev in read_log(SCRIPTS / script).events:
-        s = registry.judge(s, ev).state
-        out.append(s)
-    return out
 
 
 @pytest.mark.parametrize(("cascaded", "rotate", "size"),
@@ -159,7 +149,7 @@ def test_words_use_the_whole_width():
 
 def test_vault_assault_board_is_centred_on_a_wider_panel_and_cut_on_a_narrower():
     assert BOARD_SIZE == (32, 8)
-    for s in states("game-3p.jsonl"):
+    for s in script_states("game-3p.jsonl"):
         base = va.board(s, 1)
         assert (base.width, base.height) == (32, 8)
         wide = va.board(s, 1, size=(64, 8))
@@ -177,7 +167,7 @@ def test_the_small_boards_keep_to_the_left_at_any_width(game_id, script):
     32x8 board's pixels in the first columns of a wider panel, its left part on a
     narrower one."""
     g = registry.get(game_id)
-    for s in states(script):
+    for s in script_states(script):
         if g.over(s):
             continue  # the game-over lines are words: centred on the panel
         base = g.render(s)

@@ -5,23 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from game_builders import script_states
+
 from companion.display.bitfont import FONT_3X5, render_text
 from companion.display.model import flash_frame
 from companion.gamelog import read_log
 from companion.games import registry
-from companion.games.vault_assault.state import GameState
 from companion.loop import Referee
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-
-
-def states(script):
-    s = GameState()
-    out = []
-    for _, ev in read_log(SCRIPTS / script).events:
-        s = registry.judge(s, ev).state
-        out.append(s)
-    return out
 
 
 def row(frame, y):
@@ -37,7 +29,7 @@ def shows_text(frame, text):
 
 
 def test_big_score_board_shows_round_cops_and_who_has_chosen_never_what():
-    ss = states("big-score-3p.jsonl")
+    ss = script_states("big-score-3p.jsonl")
     g = registry.get("big-score")
     first = g.render(ss[0])
     assert shows_text(first, "R1 C0/4")
@@ -55,7 +47,7 @@ def test_big_score_board_shows_round_cops_and_who_has_chosen_never_what():
 
 
 def test_solitaire_board_shows_lock_score_dice_and_gems():
-    ss = states("vault-solitaire.jsonl")
+    ss = script_states("vault-solitaire.jsonl")
     g = registry.get("vault-solitaire")
     rolled = ss[1]
     f = g.render(rolled)
@@ -70,7 +62,7 @@ def test_solitaire_board_shows_lock_score_dice_and_gems():
 
 
 def test_abstract_board_shows_mover_move_number_last_move_and_pawns():
-    ss = states("vault-abstract.jsonl")
+    ss = script_states("vault-abstract.jsonl")
     g = registry.get("vault-abstract")
     assert shows_text(g.render(ss[0]), "W1")
     assert shows_text(g.render(ss[1]), "B2 B1B2")
@@ -95,7 +87,7 @@ def test_the_referee_shows_the_games_board_and_shared_flashes():
 
 
 def test_solitaire_board_shows_the_roll_the_camera_saw_until_it_is_taken():
-    ss = states("vault-solitaire.jsonl")
+    ss = script_states("vault-solitaire.jsonl")
     g = registry.get("vault-solitaire")
     waiting = ss[0]  # the game started, no roll yet
     seen = registry.judge(waiting, {"type": "seen", "dice": [3, 5, 5, 6, 1]}).state
@@ -118,7 +110,7 @@ def test_abstract_board_shows_a_pick_on_the_buttons():
 
 
 def test_big_score_reveal_shows_each_seats_choice_over_its_mark_then_the_round():
-    ss = states("big-score-3p.jsonl")
+    ss = script_states("big-score-3p.jsonl")
     g = registry.get("big-score")
     s = ss[0]
     for seat, flee in ((0, True), (1, False)):

@@ -62,3 +62,18 @@ def undo_steps(state: Any) -> int:
     while state.prev is not None:
         state, n = state.prev, n + 1
     return n
+
+
+def script_states(script: str) -> list:
+    """The state after each event of a shipped script (tests/scripts), any game's."""
+    from pathlib import Path
+
+    from companion.gamelog import read_log
+    from companion.games import registry
+
+    s: Any = GameState()
+    out = []
+    for _, ev in read_log(Path(__file__).resolve().parents[1] / "scripts" / script).events:
+        s = registry.judge(s, ev).state
+        out.append(s)
+    return out
