@@ -3,8 +3,9 @@ through the same `LedMatrixDisplay` as the real MAX7219.
 
 Writes OUT_DIR/led-big-score.png, led-solitaire.png, led-abstract.png (each game's
 board part-way through its script in tests/scripts/), led-big-score-reveal.png (a
-round's choices revealed: R robs, F flees over each seat), led-big-score-over.png and
-led-solitaire-nudge.png (the flash when the camera cannot read a die of the roll).
+round's choices revealed: R robs, F flees over each seat), led-big-score-over.png,
+led-solitaire-nudge.png (the flash when the camera cannot read a die of the roll) and
+led-check.png (Vault Assault: the camera challenges an Escape, "CHK 4/5": 4 of 5 Escapes seen).
 
     .venv/bin/python benchmarks/render_games.py docs
 """
@@ -32,6 +33,8 @@ SCREENS = (
     ("led-solitaire.png", "vault-solitaire.jsonl", 3, None),
     ("led-abstract.png", "vault-abstract.jsonl", 7, None),
     ("led-solitaire-nudge.png", "vault-solitaire.jsonl", 1, "dice_unread"),
+    # the camera challenges an Escape: it reads 4 of the 5 Escapes claimed
+    ("led-check.png", "game-3p.jsonl", 6, "check:4/5"),
 )
 
 

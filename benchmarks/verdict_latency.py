@@ -13,7 +13,8 @@ temporary directory on this disk by its writer thread), the LED display.
 
 Run twice in one process: without the camera, then with the camera at 30 fps as serve
 runs it (companion.camera.CameraInput with the config's defaults: the vision worker in
-its own process, one thread, nice 10, the shipped calibration profile) on a camera-like
+its own process, one thread, nice 10, the shipped calibration profile, every Escape's
+claim checked against its readings: `[camera] claims = "challenge"`) on a camera-like
 stream of 16 dice at 1280x720 (the frames rendered ahead and handed over as a camera
 does: benchmarks/table_stream.py). Seats 1 and 2 press in turn; between presses the verdict is
 undone and the LED put back to blank, so each verdict is a frame change on the device.
@@ -50,6 +51,7 @@ from companion.config import parse_config  # noqa: E402
 from companion.display.animations import flash  # noqa: E402
 from companion.display.led_display import LedDisplay  # noqa: E402
 from companion.display.led_matrix import LedMatrixDisplay  # noqa: E402
+from companion.games.claims import CHALLENGE  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_P99_MS = 10.0
@@ -130,8 +132,12 @@ async def run(presses: int, camera: bool, log_dir: Path) -> dict:
             threads=config.camera.threads,
             nice=config.camera.nice,
             process=config.camera.process,
+            post=app.table.post,
+            claims=CHALLENGE,  # every Escape checked against the camera's reading
         )
         cam.start(asyncio.get_running_loop())
+        if cam.watch is not None:
+            cam.watch.mode = CHALLENGE  # whatever the profile's own check said
         await asyncio.sleep(3.0)  # the camera warmed up and streaming
     for ev in SETUP_3P:
         app.table.post(ev)
@@ -172,6 +178,7 @@ async def run(presses: int, camera: bool, log_dir: Path) -> dict:
             "skipped": worker.skipped,
             "dropped": worker.frames_dropped,
             "cpu_ms": worker.cpu_ms,
+            "claim_checks": cam.watch.posted if cam and cam.watch else 0,
         }
     if cam:
         await cam.aclose()
@@ -224,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"  camera during the camera-on run: {c['frames']} frames, "
                 f"{c['detections']} full detections, "
                 f"{c['reused']} reused, {c['skipped']} skipped while moving, {c['dropped']} "
-                f"dropped late; {c['cpu_ms']:.2f} ms CPU a frame",
+                f"dropped late; {c['cpu_ms']:.2f} ms CPU a frame; "
+                f"{c['claim_checks']} claims answered",
                 flush=True,
             )
     if len(p99) == 2:

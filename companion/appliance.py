@@ -27,7 +27,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +47,20 @@ from companion.hardware.notify import Notifier
 from companion.hardware.pins import make_pin_factory
 from companion.loop import Referee, resume_state
 from companion.table_builder import ButtonParts, CameraParts, TableBuilder
+from companion.web.address import Lookup
 
 LOG_PATTERN = "game-*.jsonl"
 INPUT_QUEUE = 64  # lines read from --input ahead of the referee, at most
+# A page that cannot listen yet (its address not up at boot, its port in use) is tried
+# again after PAGE_RETRY_FIRST_S, the wait doubling up to PAGE_RETRY_MAX_S, until it
+# listens or serve stops.
+PAGE_RETRY_FIRST_S = 2.0
+PAGE_RETRY_MAX_S = 30.0
+# Until the first phone pairs, the page's address and the PIN on the LED and said at
+# start, then every ANNOUNCE_EVERY_S while no game is under way, ANNOUNCE_TIMES at most.
+ANNOUNCE_EVERY_S = 60.0
+ANNOUNCE_TIMES = 15
+ANNOUNCE_HOLD_S = 10.0  # on the LED this long when the line fits without scrolling
 
 
 def game_finished(state: Any, game: Game | None = None) -> bool:
@@ -223,6 +234,12 @@ class Appliance:
         self.camera: Any = None
         self.speaker: Any = None
         self.page: Any = None  # companion.web.server.PageServer when [page] is on
+        self.page_listening = False  # the page listens (it may be trying again)
+        self.page_retry_s = (PAGE_RETRY_FIRST_S, PAGE_RETRY_MAX_S)
+        self.announce_every_s, self.announce_times = ANNOUNCE_EVERY_S, ANNOUNCE_TIMES
+        self.lookup = Lookup()  # the box's name and LAN addresses, for the page's address
+        self._page_tasks: list[asyncio.Task[None]] = []  # retrying, announcing
+        self._address_flash: str | None = None  # the address-and-PIN flash last shown
         self.stop_event = asyncio.Event()
         from companion.announce import subscribe_messages
 
@@ -255,6 +272,47 @@ class Appliance:
         if self.speaker is not None:
             self.speaker.say(pin_phrase(pin))
         self.referee.refresh()
+
+    def announce_page(self) -> None:
+        """Where the page is and its PIN, for a phone to pair: the address (the box's
+        mDNS name when it listens on every address) and the PIN on the LED, scrolled
+        through once from its start, said, and printed."""
+        from companion.display.model import flash_cycle_ticks
+        from companion.speech.phrases import page_phrase
+        from companion.web.address import host_port, page_host
+
+        page, pin = self.page, self.page.pairing.pin
+        host = page_host(page.host, self.lookup)
+        where = host_port(host, page.port)
+        self._tell(f"pair a phone: open http://{where}/ and enter PIN {pin} (on the LED "
+                   "and said until a phone pairs)")
+        flash = f"pin:{pin} {where.upper()}"  # a PIN flash: never on the page's own LED
+        cycle = flash_cycle_ticks("PIN " + flash[4:], self.referee.size)
+        seconds = ANNOUNCE_HOLD_S
+        if cycle > 1:  # to where the scroll begins, then once through
+            seconds = ((-self.referee.tick) % cycle + cycle + 0.5) * self.table.tick_seconds
+        self._address_flash = flash
+        self.referee.show_flash_for(flash, seconds)
+        if self.speaker is not None:
+            self.speaker.say(page_phrase(host, page.port, pin))
+        self.referee.refresh()
+
+    async def _announce_until_paired(self) -> None:
+        """`announce_page` at start, then every `announce_every_s` while no game is
+        under way, until a phone pairs (`announce_times` at most)."""
+        pairing = self.page.pairing
+        for n in range(self.announce_times):
+            if pairing.paired:
+                return
+            if n == 0 or self.page.between_games():
+                self.announce_page()
+            await asyncio.sleep(self.announce_every_s)
+
+    def _paired(self) -> None:
+        """A phone paired: the address-and-PIN announcements stop, the one up too."""
+        flash = self._address_flash
+        if flash is not None and self.referee.flash == flash:
+            self.referee.show_flash_for(flash, 0.0)  # gone at the next tick
 
     # ---- set-up, on the loop
     async def start(self) -> None:
@@ -363,6 +421,7 @@ class Appliance:
                         "nice": cfg.camera.nice,
                         "process": cfg.camera.process,
                         "reader": cfg.camera.reader,
+                        "claims": cfg.camera.claims,
                     },
                 )
             )
@@ -395,13 +454,16 @@ class Appliance:
 
     async def _start_page(self) -> None:
         """The table page in this loop. Its PIN goes to the output (journald), the LED
-        display and the speaker, at start and whenever a new one is drawn."""
+        display and the speaker, at start and whenever a new one is drawn; with its
+        address until the first phone pairs. A page that cannot listen yet is said
+        once and tried again (`_retry_page`): the referee goes on meanwhile."""
         from companion.web.pairing import Pairing
         from companion.web.server import PageServer
 
         p = self.config.page
         pairing = Pairing(pin=p.pin) if p.pin else Pairing()
         pairing.on_pin.append(self.announce_pin)
+        pairing.on_paired.append(self._paired)
         self.page = PageServer(
             self.table,
             pairing=pairing,
@@ -412,20 +474,50 @@ class Appliance:
             window_timer=self.window_timer,
             pin_where=self.pin_where(),
         )
+        self.page.lookup = self.lookup
         self.page.on_resume_choice = self.choose_resume
         try:
             await self.page.start()
-        except OSError as exc:  # an address this box does not have, a port in use
+        except OSError as exc:  # an address this box does not have (yet), a port in use
+            wait, most = self.page_retry_s
             self._say(
-                f"companion: table page not served: cannot listen on {p.host}:{p.port} "
-                f"({exc.strerror or exc}); check page.host"
+                f"companion: table page not served yet: cannot listen on {p.host}:{p.port} "
+                f"({exc.strerror or exc}); trying again every {wait:g}-{most:g} s (check "
+                'page.host, or "0.0.0.0" for every address of the box)'
             )
-            self.referee.notice(f"Page not served: cannot listen on {p.host}:{p.port}")
-            await self.page.stop()
-            self.page = None
+            self.referee.notice(f"Page not served yet: cannot listen on {p.host}:{p.port}; "
+                                "trying again")
+            self._page_task(self._retry_page())
             return
-        self._say(f"companion: table page {self.page.url} PIN {pairing.pin}")
-        self.announce_pin(pairing.pin)
+        await self._page_up()
+
+    def _page_task(self, work: Coroutine[Any, Any, None]) -> None:
+        self._page_tasks.append(asyncio.create_task(work))
+
+    async def _retry_page(self) -> None:
+        """The page tried again, the wait doubling up to a cap, until it listens (said
+        to the table) or serve stops."""
+        p = self.config.page
+        wait, most = self.page_retry_s
+        while True:
+            await asyncio.sleep(wait)
+            try:
+                await self.page.start()
+            except OSError:
+                wait = min(wait * 2, most)
+                continue
+            break
+        self.referee.notice(f"Page up on {p.host}:{p.port}")
+        await self._page_up()
+
+    async def _page_up(self) -> None:
+        """The page listens: its addresses and PIN to the output, then to the table
+        until the first phone pairs."""
+        self.page_listening = True
+        urls = await asyncio.to_thread(self.page.urls)  # may run `ip`: off the loop
+        also = f" (also {' '.join(urls[1:])})" if urls[1:] else ""
+        self._say(f"companion: table page {urls[0]} PIN {self.page.pairing.pin}{also}")
+        self._page_task(self._announce_until_paired())
 
     def _update_lamps(self, _event: Any, _result: Result | None) -> None:
         """The lamps as the game says: the seats whose button counts now, and the bar."""
@@ -612,6 +704,11 @@ class Appliance:
 
     async def close(self) -> None:
         self.notifier.stopping()
+        for task in self._page_tasks:
+            task.cancel()
+        for task in self._page_tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         if self.page is not None:
             await self.page.stop()
         if self.buzzers:

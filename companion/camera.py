@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from typing import Any
 
+from companion.claims import ClaimWatch, effective_mode
 from companion.games.camera_sense import CameraSense, Seen
+from companion.games.claims import DEFAULT_SURE, OFF
 from companion.games.registry import Game
 from companion.loop import Referee
 from companion.speech.phrases import unread_phrase
 from companion.vision.readers import DEFAULT_PIP_READER
-from companion.vision.types import UNKNOWN, FrameReading
+from companion.vision.types import UNKNOWN, FrameReading, box_side
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +42,13 @@ class CameraInput:
         process: bool = True,
         post: Any = None,
         reader: str = DEFAULT_PIP_READER,
+        claims: str = OFF,
     ) -> None:
         self.referee = referee
+        # `[camera] claims`: what the camera does with the table's claims (asked; the
+        # mode it works in is `watch.mode`, see companion.claims.effective_mode)
+        self.claims = claims
+        self.watch: ClaimWatch | None = None
         # where an event the camera proposes goes (the table's queue, like a typed
         # line); None: the camera proposes nothing
         self.post = post
@@ -68,6 +76,29 @@ class CameraInput:
         except Exception as exc:
             log.error("camera gone: %s", _first_line(exc))
             self.on_gone(exc)
+            return
+        self._watch_claims(loop)
+
+    def _watch_claims(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Check the table's claims (`[camera] claims`), with the profile's own check
+        deciding whether "challenge" may be on and how sure a die must be read."""
+        if self.claims == OFF or self.gone:
+            return
+        check = None
+        if self.profile_dir:
+            try:
+                from companion.vision.profile_head import profile_check
+
+                check = profile_check(self.profile_dir)
+            except Exception as exc:  # the camera runs; only "challenge" needs the check
+                log.warning("claims: the profile's check unreadable: %s", _first_line(exc))
+        mode, why = effective_mode(self.claims, None if check is None else check.passed)
+        if why is not None:
+            self.referee.notice(why)
+        self.watch = ClaimWatch(self.referee, self.post, mode=mode,
+                                sure=check.sure if check is not None else DEFAULT_SURE,
+                                dice=self._dice)
+        self.watch.attach(loop)
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         # OpenCV and numpy are imported only where frames are read: in the camera's
@@ -144,7 +175,8 @@ class CameraInput:
         """The reader of this camera's readings for `game` (made anew when the game
         changes, so nothing said of one game's table is kept for the next)."""
         if self._sense is None or self._sense[0] is not game:
-            made = game.camera_sense(self._dice) if game.camera_sense else PipSense(game)
+            made = (game.camera_sense(self._dice) if game.camera_sense
+                    else PipSense(game, claims=self.claims))
             self._sense = (game, made)
         return self._sense[1]
 
@@ -160,12 +192,19 @@ class CameraInput:
             referee.alert(*seen.alert)
         referee.set_camera_overlay(seen.overlay, seen.status)
         referee.refresh()
+        if self.watch is not None:
+            self.watch.on_reading(reading)
 
     def on_gone(self, exc: Exception) -> None:
         self.gone = True
         self.referee.set_camera_overlay(None, "Camera: GONE (refereeing from the buttons)")
         text = _first_line(exc)
-        self.referee.notice(f"Camera gone ({text}): refereeing from the buttons", "camera_gone")
+        claims = ""
+        if self.watch is not None and self.watch.on:
+            self.watch.off()
+            claims = ", claims off"
+        self.referee.notice(f"Camera gone ({text}): refereeing from the buttons{claims}",
+                            "camera_gone")
 
     def on_frame_error(self, message: str) -> None:
         self.referee.say(f"Camera: {message}")
@@ -183,12 +222,22 @@ class PipSense:
     this roll), said once per new advice; the table takes the roll with a press,
     `take` or the page. Dice the reader could not read are a "?" in the status line,
     and what the game's `camera_unread` says of them is raised to the table once per
-    new line (`Referee.alert`: the messages, "NUDGE!" on the LED, and spoken)."""
+    new line (`Referee.alert`: the messages, "NUDGE!" on the LED, and spoken).
 
-    def __init__(self, game: Game) -> None:
+    With `claims` on ("advise" or "challenge", `[camera] claims`) and every settled pip
+    die read with a face at least `sure` confident, the game's `camera_take` event is
+    proposed instead (Vault solitaire: the roll itself, by the camera; one tap takes it
+    back): once per roll, never the same dice at the same places twice in a row (a
+    roll the table took back is not entered again; thrown again, it is new)."""
+
+    def __init__(self, game: Game, claims: str = OFF, sure: float = DEFAULT_SURE) -> None:
         self.game = game
+        self.claims = claims
+        self.sure = sure
         self._advice: str | None = None  # the last advice said
         self._unread: str | None = None  # and what was last said of dice not read
+        # the last roll the camera entered: its dice's (face, centre, half a die's side)
+        self._taken: tuple[tuple[str, tuple[float, float], float], ...] | None = None
 
     def read(self, state: Any, reading: FrameReading) -> Seen:
         game = self.game
@@ -199,6 +248,9 @@ class PipSense:
                                  key=lambda d: d.centre)]
         pips = [f for f in faces if f is not None]
         proposal = game.camera_event(state, pips)
+        sure, take = self._take(state, reading, faces, pips)
+        if sure:  # the camera enters the roll itself (once), and proposes no `seen`
+            proposal = take
         advice = game.camera_advice(state, pips)
         says = (advice,) if advice and advice != self._advice else ()
         self._advice = advice
@@ -211,3 +263,27 @@ class PipSense:
         status = (f"Camera: {len(reading.dice)} dice settled, pips {shown}"
                   f"{'' if reading.mat_found else ', no mat in view'}")
         return Seen(status, says=says, alert=alert, propose=proposal)
+
+    def _take(self, state: Any, reading: FrameReading, faces: list[int | None],
+              pips: list[int]) -> tuple[bool, dict[str, Any] | None]:
+        """(True, the game's `camera_take` event) when claims are on, every settled pip
+        die is read surely and the game takes them; (True, None) when that is the roll
+        entered last (the same faces, each die within half its side of where it lay:
+        entered already, perhaps taken back); (False, None): the proposal stays as it
+        was (today's `seen`)."""
+        if self.claims == OFF or not pips or None in faces:
+            return False, None
+        dice = sorted((d for d in reading.dice if d.dice_set == "pip" and d.face.isdigit()),
+                      key=lambda d: d.centre)
+        if any(d.confidence < self.sure for d in dice):
+            return False, None
+        event = self.game.camera_take(state, pips)
+        if event is None:
+            return False, None
+        here = tuple((d.face, d.centre, box_side(d.box) / 2) for d in dice)
+        if self._taken is not None and len(self._taken) == len(here) and all(
+                f == g and math.dist(c, e) <= r
+                for (f, c, r), (g, e, _) in zip(self._taken, here, strict=True)):
+            return True, None
+        self._taken = here
+        return True, event

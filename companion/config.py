@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from companion.display.registry import DISPLAY_TYPES
 from companion.errors import CompanionError
+from companion.games.claims import CLAIM_MODES
 from companion.hardware.arbitration import TIE_RULES
 from companion.hardware.pins import FACTORY_NAMES
 from companion.vision.readers import DEFAULT_PIP_READER, PIP_READERS
@@ -152,6 +153,11 @@ class CameraConfig:
     # The pip dice's reader: "pips" (the classical counter) or "learned" (the committed
     # detector and classifiers, companion/data/models). Read only without a profile.
     reader: str = DEFAULT_PIP_READER  # a name in companion.vision.readers
+    # What the camera does with a claim (an Escape, a stage, a roll): "off" (nothing),
+    # "advise" (confirms it or says what it sees instead), "challenge" (a claim it sees
+    # is false is challenged: the table upholds it or plays on). "challenge" needs a
+    # profile whose own check passed (`companion calibrate`); else it advises.
+    claims: str = "advise"
 
 
 @dataclass(frozen=True)
@@ -553,6 +559,7 @@ def _camera_table(c: _Checker, base_dir: Path | None, base: Path) -> CameraConfi
         process=c.get("process", True, _boolean, "true or false"),
         reader=c.get("reader", DEFAULT_PIP_READER, _choice(PIP_READERS),
                      "one of " + _options(PIP_READERS)),
+        claims=c.get("claims", "advise", _choice(CLAIM_MODES), "one of " + _options(CLAIM_MODES)),
     )
     if camera.reader != DEFAULT_PIP_READER and camera.profile:
         raise c.fail("reader", f'"{DEFAULT_PIP_READER}" while camera.profile names a profile '

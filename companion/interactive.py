@@ -24,6 +24,7 @@ from typing import Any
 from companion.config import TableConfig
 from companion.display.terminal import TerminalDisplay
 from companion.gamelog import GameLog
+from companion.games.claims import ADVISE
 from companion.games.house import Help, command
 from companion.games.registry import Game
 from companion.hardware.buttons import DEFAULT_PINS
@@ -40,6 +41,7 @@ async def run_interactive(
     profile: str = "",
     page: tuple[str, int, str | None] | None = None,
     reader: str = DEFAULT_PIP_READER,
+    claims: str = ADVISE,
     choose_seconds: float = TableConfig().choose_seconds,
 ) -> int:
     tty = sys.stdin.isatty()
@@ -58,7 +60,8 @@ async def run_interactive(
         server = await start_page(table, *page, new_game_after_over=True, window_timer=timer)
     cam = None
     if camera:  # one that will not open is said, and the referee goes on
-        cam = builder.camera(CameraParts(camera, {"profile_dir": profile, "reader": reader}),
+        cam = builder.camera(CameraParts(camera, {"profile_dir": profile, "reader": reader,
+                                                     "claims": claims}),
                              loop)
     done = asyncio.Event()
     buffer: list[str] = []

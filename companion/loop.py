@@ -210,6 +210,9 @@ class Referee:
         # Vault Assault's stage mosaics' pieces in place); None: nothing to draw.
         self.camera_overlay: Any = None
         self.camera_status: str | None = None
+        # What the camera does with the table's claims now (companion.claims): "off"
+        # without a camera, else the mode it works in; for the page.
+        self.claims_mode: str = "off"
         self.listeners: list[Callable[[dict[str, Any], Result], None]] = []
         # Who hears a line the table must act on (`alert`): the speaker, with [sound].
         self.speech: list[Callable[[str], None]] = []

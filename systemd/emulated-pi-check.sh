@@ -35,7 +35,8 @@
 #      (`companion check` as the companion user from a directory it cannot write, with
 #      the real lgpio; and --simulate), the installed unit's ExecStart as its
 #      User/Environment/WorkingDirectory under a notify listener (mock pins, no display,
-#      the stand-in camera, the page on loopback), the test suite in a venv made as
+#      the stand-in camera, the page on loopback, its address and PIN put on the LED and
+#      said until a phone pairs), the test suite in a venv made as
 #      install.sh makes it (--system-site-packages, pi-constraints.txt: Bookworm's own
 #      numpy 1.24) on a "Pi 5" and the README's second command (the test suite in a
 #      plain venv) on a "Pi 4" unless --no-tests; the tests that cannot run under
@@ -623,6 +624,10 @@ check "service announces the missing camera in one line: $(grep -i -m1 'camera g
 check "no traceback in the service's output" sh -c "! grep -q Traceback '$LOGDIR/service.log'"
 check "service serves the page and gives its address and PIN: $(grep -m1 -o 'table page .*' "$LOGDIR/service.log")" \
     grep -qE "table page http://127.0.0.1:$PAGE_PORT/ PIN [0-9]{4,8}" "$LOGDIR/service.log"
+# the first boot: until a phone pairs, the same address and PIN on the LED and said
+PAGE_PIN=$(grep -m1 -oE "table page http://[^ ]+ PIN [0-9]{4,8}" "$LOGDIR/service.log" | awk '{print $NF}')
+check "service shows and says the page's address and PIN until a phone pairs: $(grep -m1 -o 'table: pair a phone: .*' "$LOGDIR/service.log" | cut -c1-110)" \
+    grep -qE "^table: pair a phone: open http://127.0.0.1:$PAGE_PORT/ and enter PIN ${PAGE_PIN:-none} \(on the LED and said until a phone pairs\)" "$LOGDIR/service.log"
 check "service wrote its game log in $STATE" \
     sh -c "ls '$ROOT$STATE' | grep -q jsonl"
 

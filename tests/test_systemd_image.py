@@ -183,3 +183,49 @@ def test_each_test_the_emulated_check_leaves_out_exists_and_says_why():
         else:  # a folder left out whole
             assert (REPO / path).is_dir(), node
         assert len(why) > 40  # a reason, not a label
+
+
+def test_the_emulated_checks_first_boot_line_matches_what_serve_prints(tmp_path):
+    """Its service step's check of the first boot (the page's address and PIN on the LED
+    and said until a phone pairs), run on what `serve` prints; and failing on a PIN that
+    is not the one serve gave."""
+    import signal
+    import socket
+    import time
+
+    text = CHECK.read_text()
+    start = text.index("# the first boot: until a phone pairs")
+    block = text[start:text.index('check "service wrote its game log', start)]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("NOTIFY_SOCKET", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "companion", "serve", "--page", f"127.0.0.1:{port}",
+         "--log-dir", str(tmp_path / "logs")],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not any("pair a phone" in x for x in lines):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        lines.append(proc.communicate(timeout=30)[0])
+    log = "".join(lines)
+    check = 'check() { echo "CHECK $1"; shift; if "$@"; then echo PASS; else echo FAIL; fi; }\n'
+    vars_ = {**os.environ, "LOGDIR": str(tmp_path), "PAGE_PORT": str(port)}
+    (tmp_path / "service.log").write_text(log)
+    r = run("bash", "-c", check + block, env=vars_)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "PASS", (r.stdout, log)
+    assert f"table: pair a phone: open http://127.0.0.1:{port}/ and enter PIN" in r.stdout
+    def another(m: re.Match[str]) -> str:  # each digit one more: never the same PIN
+        return m.group(1) + "".join(str((int(d) + 1) % 10) for d in m.group(2))
+
+    other = re.sub(r"(table page \S+ PIN )(\d+)", another, log, count=1)
+    (tmp_path / "service.log").write_text(other)
+    assert run("bash", "-c", check + block, env=vars_).stdout.splitlines()[-1] == "FAIL"

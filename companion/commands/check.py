@@ -23,13 +23,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from companion.config import ConfigError, load_config
 from companion.display.frame import Frame
 from companion.display.registry import Panel, display_type
 from companion.hardware.pins import KERNEL_EDGE_STAMPS, make_pin_factory, ticks_to_ns
+from companion.speech.alsa import check_device, own_default, read_cards
 
 EX_CONFIG = 78
 BOUNCE_WINDOW_S = 0.1
@@ -217,30 +217,14 @@ def check_camera(config: Any, simulate: bool, out: Any, wait_s: float = CAMERA_W
     return None
 
 
-def sound_cards(text: str) -> list[tuple[int, str, str]]:
-    """/proc/asound/cards as (index, id, description)."""
-    cards = []
-    for line in text.splitlines():
-        head, sep, desc = line.partition("]:")
-        index, _, ident = head.strip().partition("[")
-        if sep and index.strip().isdigit():
-            cards.append((int(index), ident.strip(), desc.strip()))
-    return cards
-
-
-def _cards_text() -> str:
-    try:
-        return Path("/proc/asound/cards").read_text()
-    except OSError:
-        return ""
-
-
 def check_speaker(config: Any, simulate: bool, out: Any, wait_s: float = SPEAKER_WAIT_S,
                   make: Callable[..., Any] | None = None,
-                  cards: Callable[[], str] = _cards_text) -> str | None:
+                  cards: Callable[[], str] = read_cards,
+                  configured_default: Callable[[], bool] = own_default) -> str | None:
     """A callout on the device the box plays on (``[sound] device``, else ALSA's
-    default), through the same speaker ``serve`` uses; ``--simulate``: a speaker that
-    records. Returns the failure's one line, or None."""
+    default), through the same speaker ``serve`` uses, once its card is found in
+    /proc/asound/cards (`cards`); ``--simulate``: a speaker that records. Returns the
+    failure's one line, or None."""
     from companion.speech.player import RecordingSpeaker, make_speaker
 
     sound = config.sound
@@ -253,8 +237,11 @@ def check_speaker(config: Any, simulate: bool, out: Any, wait_s: float = SPEAKER
         print(f"speaker: simulated: would say {recorder.said[0]!r}", file=out)
         return None
     notices: list[str] = []
-    speaker = (make or make_speaker)(sound, notices.append)
+    speaker = (make or make_speaker)(sound, notices.append, cards=cards,
+                                     configured_default=configured_default)
     device = sound.device or "default"
+    found = check_device(sound.device, cards(), configured_default=configured_default())
+    warning = f"sound: {found.line}" if found.ok and found.line else None
     try:
         if isinstance(speaker, RecordingSpeaker):  # make_speaker said why, in one line
             why = notices[0].removeprefix("sound: ") if notices else "no speaker"
@@ -263,24 +250,27 @@ def check_speaker(config: Any, simulate: bool, out: Any, wait_s: float = SPEAKER
             return line
         speaker.say(CALLOUT)
         deadline = time.monotonic() + wait_s
-        while (CALLOUT not in speaker.played and not notices
+        while (CALLOUT not in speaker.played and not _faults(notices, warning)
                and time.monotonic() < deadline):
             time.sleep(0.05)
     finally:
         speaker.close()
-    if notices or CALLOUT not in speaker.played:
-        why = (notices[0].removeprefix("sound: ").removesuffix("; the game goes on") if notices
+    faults = _faults(notices, warning)
+    if faults or CALLOUT not in speaker.played:
+        why = (faults[0].removeprefix("sound: ").removesuffix("; the game goes on") if faults
                else f"the callout was not played within {wait_s:g} s")
         line = f"speaker: ALSA device {device!r}: {why}"
         print(line, file=out)
         return line
-    hint = ""
-    found = sound_cards(cards())
-    if not sound.device and found and all("hdmi" in f"{i} {d}".lower() for _, i, d in found):
-        hint = ("; the only sound is HDMI: for a speaker at the table set [sound] device "
-                "to a USB speaker or I2S amplifier (aplay -L lists them)")
-    print(f"speaker: said {CALLOUT!r} on ALSA device {device!r}: heard it?{hint}", file=out)
+    on = f" (card {found.card})" if found.card is not None else ""
+    hint = f"; but {found.line}" if warning else ""  # where a box without a screen is silent
+    print(f"speaker: said {CALLOUT!r} on ALSA device {device!r}{on}: heard it?{hint}",
+          file=out)
     return None
+
+
+def _faults(notices: list[str], warning: str | None) -> list[str]:
+    return [n for n in notices if n != warning]
 
 
 def check_page(config: Any, simulate: bool, out: Any,

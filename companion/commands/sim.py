@@ -17,6 +17,7 @@ from pathlib import Path
 
 from companion.events import split_lines
 from companion.gamelog import GameLog
+from companion.games.claims import ADVISE, CLAIM_MODES
 from companion.loop import Referee, resume_state
 from companion.scripted import play_script
 from companion.table_builder import wire_speaker
@@ -52,6 +53,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_PIP_READER,
         help=f"the camera's pip-dice reader (default {DEFAULT_PIP_READER}; another reads only "
         f"with --profile \"\"): {readers_help()}",
+    )
+    p.add_argument(
+        "--claims",
+        choices=CLAIM_MODES,
+        default=ADVISE,
+        help="what the camera does with the table's claims (as [camera] claims; default "
+        "%(default)s): off, advise (says what it sees), challenge (a claim it sees is false "
+        "is challenged; needs a profile whose own check passed)",
     )
     p.add_argument(
         "--sound",
@@ -161,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(
             run_interactive(referee, camera=args.camera, profile=args.profile, page=page,
-                            reader=args.reader)
+                            reader=args.reader, claims=args.claims)
         )
     finally:
         # the log the sim opened, and the one a new game after game over moved the

@@ -32,6 +32,7 @@ FLASH_WORDS = {
     "camera_gone": "CAMERA GONE",
     "dice_unread": "NUDGE!",  # the camera cannot read a die (fits: held still)
     "log_failing": "LOG FAILING",
+    "upheld": "UPHELD",
 }
 
 
@@ -43,9 +44,15 @@ def flash_frame(word: str, tick: int = 0, size: Size = DEFAULT_SIZE) -> Frame:
     if w <= width:
         return render_text(word, FONT_3X5, x=(width - w) // 2, y=y0, width=width,
                            height=height)
-    span = w - width + 4
-    offset = tick % (span + 1)
+    offset = tick % flash_cycle_ticks(word, size)
     return render_text(word, FONT_3X5, x=2 - offset, y=y0, width=width, height=height)
+
+
+def flash_cycle_ticks(word: str, size: Size = DEFAULT_SIZE) -> int:
+    """The ticks a flash word takes to scroll through once and begin again (its frame is
+    that of the tick modulo this); 1 for a word that fits and stands still."""
+    w = FONT_3X5.text_width(word)
+    return 1 if w <= size[0] else w - size[0] + 5
 
 
 GAME_OVER_HOLD_TICKS = 8  # a held line of the game-over screen: 2 s at the loop's 0.25 s tick

@@ -204,6 +204,7 @@ def run(
     *,
     note: Callable[[S, Mapping[str, Any]], S] | None = None,
     refused: Callable[[Rejection], tuple[Output, ...]] | None = None,
+    asides: Mapping[str, Handler] | None = None,
 ) -> Result:
     """Apply one event with `handlers` (keyed by event type): the one reducer runner of
     every game. Pure: the same state and event always give the same result.
@@ -216,7 +217,13 @@ def run(
     false start's flash). A handler returns a state it made, or the state it was
     given. `undo_limit`: how many undo steps the new state keeps (None: the whole
     game); the chain is trimmed when it grows past twice the limit, so the cost is
-    O(1) an event on average."""
+    O(1) an event on average.
+
+    `asides`: a game's events (keyed by type) that, like notes, are not moves: not
+    counted, not undone on their own (an `undo` goes back past them), so the events
+    around them keep their numbers; unlike notes, their handler checks them (a
+    rejection) and may change the state and say things (Vault Assault: the camera's
+    `claim_check`)."""
     try:
         problem = envelope_problem(event)  # the checks every game makes first
         if problem is not None:
@@ -224,6 +231,9 @@ def run(
         kind = event["type"]
         if kind in NOTE_TYPES:
             return Result(state if note is None else note(state, event), None, ())
+        if asides is not None and kind in asides:
+            new, outputs = asides[kind](state, event)
+            return Result(new, None, tuple(outputs))
         if kind == "undo":
             prev = getattr(state, "prev", None)
             if prev is None:

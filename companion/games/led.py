@@ -40,6 +40,8 @@ def flash(word_of: Mapping[str, str], name: str, tick: int, size: Size = DEFAULT
           ) -> Frame:
     if name.startswith("pin:"):
         return flash_frame("PIN " + name[4:], tick, size)
+    if name.startswith("check:"):  # the camera challenges a claim: "CHK 4/5" (fits 32)
+        return flash_frame("CHK " + name[6:], tick, size)
     return flash_frame(word_of.get(name) or FLASH_WORDS.get(name, name.upper()), tick, size)
 
 

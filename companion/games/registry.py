@@ -140,6 +140,21 @@ class Game:
     # is awaited, which of the five dice to nudge or enter by hand).
     camera_unread: Callable[[Any, Any], str | None] = field(
         default=lambda state, faces: None)
+    # The event that enters a roll when the camera read every die of it surely (with
+    # `[camera] claims` on): (state, pips left to right) -> the event, or None (Vault
+    # solitaire: its `roll`, by the camera, which one tap takes back).
+    camera_take: Callable[[Any, Any], dict[str, Any] | None] = field(
+        default=lambda state, pips: None)
+    # The claims the camera checks (companion.games.claims): (the state before an
+    # accepted event, the event, the state after it) -> a Claim, or None: no claim
+    # (Vault Assault: an Escape, a stage, the Arrest). None: the game has none.
+    claim_of: Callable[[Any, Mapping[str, Any], Any], Any] | None = None
+    # A claim against a settled reading: (claim, reading, the profile's dice data or
+    # None, the sure confidence, the state now) -> a Judgement.
+    judge_claim: Callable[..., Any] | None = None
+    # Events only the camera posts (Vault Assault: `claim_check`): the page refuses
+    # them from a phone; a log, a script or the input line replays them as any event.
+    camera_only: frozenset[str] = frozenset()
     # What each part of the LED board means, for the page's key to it: (state, size) ->
     # {"columns": [{"label", "name", "side", "x", "y", "w", "h"}], "rows": [{"label",
     # "side", "read", "x", "y", "w", "h"}]} in the frame's pixels ("read": how the page

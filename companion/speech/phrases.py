@@ -4,7 +4,7 @@ and its Result, judged by the game being played) to a few short phrases.
 A game says what it likes (`Game.callouts`: Vault Assault's shouts, verdicts and
 winner); the house says the others' spoken outputs (`Game.spoken`), each its own text
 without seat tags, and "Undone." for an undo; rejections stay on the screen. Here too:
-the camera's unread dice and the pairing PIN, said.
+the camera's unread dice, the pairing PIN and the page's address, said.
 """
 
 from __future__ import annotations
@@ -59,3 +59,30 @@ def pin_phrase(pin: str) -> str:
     """A pairing PIN read digit by digit: "The pin is four, seven, one, nine."."""
     digits = ", ".join(number_words(int(c)) if c.isdigit() else c for c in pin)
     return f"The pin is {digits}."
+
+
+SPOKEN_MARKS = {".": "dot", ":": "colon", "-": "dash"}
+
+
+def address_words(host: str) -> str:
+    """A host as it is said: words whole, digits one by one, marks named:
+    "vault.local" -> "vault dot local", "192.168.1.20" -> "one nine two dot ...".
+    """
+    words: list[str] = []
+    for part in re.findall(r"[A-Za-z]+|\d|[^A-Za-z\d]", host):
+        if part.isdigit():
+            words.append(number_words(int(part)))
+        elif part.isalpha():
+            words.append(part.lower())
+        elif part in SPOKEN_MARKS:
+            words.append(SPOKEN_MARKS[part])
+    return " ".join(words)
+
+
+def page_phrase(host: str, port: int, pin: str) -> str:
+    """Where the table page is and its PIN: "The table page is at vault dot local, port
+    eight zero eight zero. The pin is four, seven, one, nine." (port 80 not said)."""
+    where = address_words(host)
+    if port != 80:
+        where += ", port " + " ".join(number_words(int(c)) for c in str(port))
+    return f"The table page is at {where}. {pin_phrase(pin)}"

@@ -10,7 +10,8 @@ than ``max_wait_s`` is skipped.
 
 ``RecordingSpeaker`` says nothing and records what would have been said (tests, and
 tables without sound). ``make_speaker`` picks one from the ``[sound]`` config and, when
-espeak-ng or the audio device is missing, says so in one line and carries on silent.
+espeak-ng, aplay or the sound card it would play on is missing, says so in one line
+and carries on silent (the card: companion.speech.alsa).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Protocol
 
 from companion.cache import cache_dir as _cache_dir
+from companion.speech.alsa import check_device, own_default, read_cards
 
 QUEUE_LENGTH = 3
 MAX_WAIT_S = 4.0
@@ -213,27 +215,19 @@ class EspeakSpeaker:
         self.notice(f"sound: a callout could not be played ({detail}); the game goes on")
 
 
-def audio_device_present(device: str = "") -> bool:
-    """True when ALSA has a sound card (or a named device is configured)."""
-    if device:
-        return True
-    cards = Path("/proc/asound/cards")
-    try:
-        text = cards.read_text()
-    except OSError:
-        return False
-    return "no soundcards" not in text and bool(text.strip())
-
-
 def make_speaker(
     sound: object,
     notice: Callable[[str], None],
     *,
     which: Callable[[str], str | None] = shutil.which,
-    device_present: Callable[[str], bool] = audio_device_present,
+    cards: Callable[[], str] = read_cards,
+    configured_default: Callable[[], bool] = own_default,
 ) -> Speaker:
     """The speaker the `[sound]` config asks for (a SoundConfig), or a silent recorder
-    with a one-line notice when sound is off or cannot work here."""
+    with a one-line notice when sound is off or cannot work here. The device it will
+    play on is checked against `cards()` (/proc/asound/cards: companion.speech.alsa):
+    a card that is not there is silence and one line; ALSA's default on HDMI is one
+    line of warning, and the speaker plays there all the same."""
     if not getattr(sound, "enabled", True):
         return RecordingSpeaker()
     espeak = which("espeak-ng")
@@ -242,10 +236,15 @@ def make_speaker(
         return RecordingSpeaker()
     device = str(getattr(sound, "device", ""))
     aplay = which("aplay")
-    if aplay is None or not device_present(device):
-        why = "aplay not found (apt install alsa-utils)" if aplay is None else "no audio device"
-        notice(f"sound: {why}: no spoken callouts")
+    if aplay is None:
+        notice("sound: aplay not found (apt install alsa-utils): no spoken callouts")
         return RecordingSpeaker()
+    found = check_device(device, cards(), configured_default=configured_default())
+    if not found.ok:
+        notice(f"sound: {found.line}: no spoken callouts")
+        return RecordingSpeaker()
+    if found.line:
+        notice(f"sound: {found.line}")
     speaker = EspeakSpeaker(
         voice=str(getattr(sound, "voice", "en")),
         speed=int(getattr(sound, "speed", 175)),

@@ -10,6 +10,7 @@ The steps `companion calibrate` walks through, as plain functions:
            mat, face up and upright (glyph towards the mat's top edge), ``samples``
            times; the set's body colour and the face's template are averaged over them;
         3. a frame with every die, read back with the new profile: the preview.
+    The profile's own check (fresh rolls read back) follows: ``calibrate_check``.
 
 Where frames come from is a ``CalibrationTable``: ``SyntheticTable`` answers each step
 by rendering it (the simulated person), ``LiveTable`` prompts a person and grabs a frame
@@ -58,10 +59,13 @@ class CalibrationError(CompanionError, RuntimeError):
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # "empty" (bare mat), "face" (one die), "all" (every die, for the preview)
+    # "empty" (bare mat), "face" (one die), "all" (every die, for the preview), "check"
+    # (every die showing the faces in ``dice``: round ``sample`` of the profile's check)
+    kind: str
     dice_set: str = ""
     face: str = ""
     sample: int = 0
+    dice: tuple[tuple[str, str, str], ...] = ()  # "check": (set, die kind, face) per die
 
     def instruction(self) -> str:
         if self.kind == "empty":
@@ -71,6 +75,13 @@ class Step:
                     f"upright (top of the symbol towards the mat's top edge)"
                     + (f", moved a little (view {self.sample + 1})" if self.sample else "")
                     + ".")
+        if self.kind == "check":
+            faces: dict[str, list[str]] = {}
+            for set_name, _kind, face in self.dice:
+                faces.setdefault(set_name, []).append(face)
+            return (f"Check, roll {self.sample + 1}: lay the dice anywhere on the mat, at "
+                    "any angle, showing "
+                    + "; ".join(f"{s}: {', '.join(f)}" for s, f in faces.items()) + ".")
         return "Roll every die onto the mat for the preview."
 
 
@@ -107,6 +118,8 @@ class SyntheticTable:
             ang = float(rng.uniform(-10, 10)) % 360
             dice = [DieSpec(step.dice_set, self._kind_for(step.dice_set, step.face), step.face,
                             (x, y), ang)]
+        elif step.kind == "check":  # the faces asked; places, angles and light at random
+            dice = [DieSpec(set_name, kind, face) for set_name, kind, face in step.dice]
         else:
             dice = all_dice_specs(self.data)
         img, truth = render_scene(rng, dice=dice, width=self.width, height=self.height,

@@ -7,6 +7,7 @@ The format is documented in calibration/README.md and versioned by ``format``.
 
     load_profile(path) -> Profile          # path: the directory or its profile.toml
     save_profile(profile, directory) -> Path
+    save_check(directory, check) -> Path   # rewrite only the [check] table
     Profile.templates[(set, face)] -> np.ndarray (uint8, template_px square)
 
 Any problem loading a profile raises ProfileError with one line naming the file and
@@ -16,6 +17,9 @@ the key (or face image) that was wrong.
 from __future__ import annotations
 
 import math
+import os
+import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,9 +29,13 @@ import numpy as np
 
 from companion.vision.dice_data import DiceData
 from companion.vision.profile_head import (  # noqa: F401 (importers find them here too)
+    PASS_SHARE,
     PROFILE_FILE,
     PROFILE_FORMAT,
+    ProfileCheck,
     ProfileError,
+    parse_check,
+    profile_check,
     read_head,
 )
 from companion.vision.profile_head import checked_key as _get
@@ -57,6 +65,8 @@ class Profile:
     format: int = PROFILE_FORMAT
     # Optional [learned] table: few-shot face prototypes (companion.vision.fewshot).
     prototypes: dict[str, Any] | None = None
+    # Optional [check] table: the profile's own check (companion.vision.calibrate_check).
+    check: ProfileCheck | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def faces_of(self, set_name: str) -> list[str]:
@@ -150,6 +160,8 @@ def save_profile(profile: Profile, directory: str | Path) -> Path:
         (d / "prototypes.json").write_text(json.dumps(profile.prototypes, indent=1) + "\n",
                                            encoding="utf-8")
         doc["learned"] = {"prototypes": "prototypes.json"}
+    if profile.check is not None:
+        doc["check"] = profile.check.table()
     path = d / PROFILE_FILE
     path.write_text(
         "# vault-companion calibration profile (format documented in calibration/README.md)\n"
@@ -158,6 +170,36 @@ def save_profile(profile: Profile, directory: str | Path) -> Path:
     )
     profile.directory = d
     return path
+
+
+_CHECK_HEADER = re.compile(r"\s*\[\s*check\s*[.\]]")
+
+
+def save_check(directory: str | Path, check: ProfileCheck) -> Path:
+    """Rewrite only the ``[check]`` table of the profile in ``directory`` (appended when
+    it has none): every other line stays as it is. Returns the TOML path."""
+    head = read_head(directory)
+    text = head.toml_path.read_text(encoding="utf-8")
+    kept, skipping = [], False
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith("["):
+            skipping = bool(_CHECK_HEADER.match(line))
+        if not skipping:
+            kept.append(line)
+    new = "".join(kept).rstrip("\n") + "\n\n" + dumps_toml({"check": check.table()})
+    try:
+        after = tomllib.loads(new)
+    except tomllib.TOMLDecodeError:
+        after = {}
+    rest = {k: v for k, v in head.raw.items() if k != "check"}
+    if ({k: v for k, v in after.items() if k != "check"} != rest
+            or after.get("check") != check.table()):
+        raise ProfileError(f"{head.where}: its [check] table cannot be rewritten alone; "
+                           "make the profile again")
+    tmp = head.toml_path.with_name(head.toml_path.name + ".tmp")
+    tmp.write_text(new, encoding="utf-8")
+    os.replace(tmp, head.toml_path)
+    return head.toml_path
 
 
 def _colour(v: Any, where: str) -> tuple[float, float, float]:
@@ -256,6 +298,7 @@ def load_profile(path: str | Path) -> Profile:
         directory=directory,
         format=fmt,
         prototypes=prototypes,
+        check=head.check,
     )
 
 

@@ -60,7 +60,7 @@ from companion.vision.frames import (
     SourceError,
 )
 from companion.vision.pipeline import Pipeline
-from companion.vision.settle import SettleTracker
+from companion.vision.settle import HAND_PREFIX, SettleTracker
 from companion.vision.types import FrameReading
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,11 @@ DEFAULT_FPS = 30.0
 FULL = "full"  # run the full detection on this frame
 SAME = "same"  # nothing moved since the last detection: its reading stands
 SKIP = "skip"  # things are moving: not read (the next full detection will be)
+
+
+def still_notes(notes: tuple[str, ...]) -> tuple[str, ...]:
+    """A reading's notes for a frame where nothing moved: without its hands."""
+    return tuple(n for n in notes if not n.startswith(HAND_PREFIX))
 
 
 class ChangeGate:
@@ -290,7 +295,11 @@ class VisionWorker:
                     if self.gate is not None:
                         self.gate.detected()
                 elif decision == SAME:
-                    reading = dataclasses.replace(last, frame_index=frame.index)
+                    # Nothing moved since that detection, so no hand moves now: its
+                    # reading stands without the hands it saw moving (else a die a
+                    # hand took away would stay "settled" under a hand that is gone)
+                    reading = dataclasses.replace(last, frame_index=frame.index,
+                                                  notes=still_notes(last.notes))
                     self.reused += 1
                 else:
                     self.skipped += 1

@@ -71,6 +71,9 @@ class Pairing:
     # Called with the new PIN when it changes (the LED display / speaker show it).
     on_pin: list[Callable[[str], None]] = field(default_factory=list)
     compared: int = 0  # PINs compared with the right one (wrong and right), in all
+    paired: int = 0  # devices paired since the start (a right PIN each)
+    # Called after each pairing (the box stops announcing its address and PIN).
+    on_paired: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not valid_pin(self.pin):
@@ -122,6 +125,9 @@ class Pairing:
         if len(self.sessions) >= MAX_SESSIONS:
             self.sessions.pop()
         self.sessions.add(token)
+        self.paired += 1
+        for callback in self.on_paired:
+            callback()
         return token
 
     def try_pin(self, client: str, pin: object) -> str | None:

@@ -69,6 +69,7 @@ from companion.events import EventFormatError, decode
 from companion.games.base import NOTE_TYPES
 from companion.games.house import Help, command
 from companion.loop import TableLoop
+from companion.web.address import Lookup, host_port, page_host, page_urls
 from companion.web.pairing import Attempt, Pairing
 from companion.web.view import History, earlier_game, led_rows, page_payload
 
@@ -476,8 +477,8 @@ class PageServer:
         now = time.monotonic()
         if now - self._pin_shown_at < PIN_EVERY_SECONDS or not self.between_games():
             return
-        if self.referee.flash and not self.referee.flash.startswith(PIN_FLASH):
-            return  # a flash of the game first (the winner's scroll is not one)
+        if self.referee.flash:
+            return  # a flash first: the game's, or a PIN (with the address) still up
         self._pin_shown_at = now
         loop.call_soon(self.show_pin, PIN_SHOWN_SECONDS)
 
@@ -611,6 +612,8 @@ class PageServer:
         if window is not None:
             payload["window"] = window
         payload["pin_where"] = self.pin_where  # where people find the PIN
+        # what the camera does with claims ([camera] claims): "off", "advise", "challenge"
+        payload["claims"] = referee.claims_mode
         return payload
 
     def window(self) -> dict[str, Any] | None:
@@ -933,6 +936,8 @@ class PageServer:
         known = self.referee.game.event_types | {"new_game"}
         if kind not in known or kind in NOTE_TYPES:
             return f"unknown event type {kind[:40]!r}"
+        if kind in self.referee.game.camera_only:
+            return f"{kind}: only the camera says this, never a phone"
         return body
 
     async def post_events(self, request: web.Request) -> web.Response:
@@ -1066,29 +1071,47 @@ class PageServer:
         return ws
 
     # ---- running
+    # How the box's name and LAN addresses are found for `url` and `urls` (tests and
+    # the appliance may set their own on an instance).
+    lookup = Lookup()
+
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/"
+        """The page's address for people: on every address of the box (0.0.0.0), its
+        mDNS name (http://vault.local:8080/), never http://0.0.0.0:PORT/."""
+        return f"http://{host_port(page_host(self.host, self.lookup), self.port)}/"
+
+    def urls(self) -> list[str]:
+        """`url` and, on every address, each of the box's LAN IPv4 addresses (this may
+        run `ip`: off the event loop where it matters)."""
+        return page_urls(self.host, self.port, self.lookup)
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(
-            self.app,
-            access_log=None,
-            handle_signals=False,
-            shutdown_timeout=STOP_SECONDS,
-            logger=_RequestLog(self.journal),
-            keepalive_timeout=self.keepalive_seconds,
-            lingering_time=LINGER_SECONDS,
-            max_line_size=MAX_LINE,
-            max_field_size=MAX_LINE,
-            max_headers=MAX_HEADERS,
-        )
-        await self._runner.setup()
-        assert self._runner.server is not None
-        self.connections = Connections(self._runner.server, self.max_connections, self.journal)
+        """Listen on host:port. A listen that fails (OSError: an address the box does
+        not have yet, a port in use) leaves the page ready to start again."""
+        if self._runner is None:
+            self._runner = web.AppRunner(
+                self.app,
+                access_log=None,
+                handle_signals=False,
+                shutdown_timeout=STOP_SECONDS,
+                logger=_RequestLog(self.journal),
+                keepalive_timeout=self.keepalive_seconds,
+                lingering_time=LINGER_SECONDS,
+                max_line_size=MAX_LINE,
+                max_field_size=MAX_LINE,
+                max_headers=MAX_HEADERS,
+            )
+            await self._runner.setup()
+            assert self._runner.server is not None
+            self.connections = Connections(self._runner.server, self.max_connections,
+                                           self.journal)
         site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
-        await site.start()
+        try:
+            await site.start()
+        except OSError:
+            await site.stop()  # out of the runner's sites: the next try makes its own
+            raise
         if self.port == 0:  # an ephemeral port (tests): find which
             server = getattr(site, "_server", None)
             if server is not None and server.sockets:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+import shutil
 from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 
 import cv2
 import numpy as np
 import pytest
 
-from companion.cli import main
+from companion.cli import build_parser, main
+from companion.commands import calibrate as calibrate_cmd
 from companion.vision.calibrate import (
     CalibrationError,
     LiveTable,
@@ -20,7 +23,8 @@ from companion.vision.calibrate import (
 )
 from companion.vision.dice_data import load_dice_data
 from companion.vision.mat import find_mat
-from companion.vision.profile import load_profile
+from companion.vision.profile import default_profile_path, load_profile
+from companion.vision.profile_head import profile_check
 from companion.vision.symbols import read_symbol_dice
 from companion.vision.synthetic import render_scene, render_view
 from companion.vision.types import UNKNOWN
@@ -50,12 +54,16 @@ def test_non_interactive_synthetic_calibration_writes_a_working_profile(tmp_path
     assert code == 0, captured.err
     assert "all four markers seen" in captured.out
     assert f"profile: {out / 'profile.toml'}" in captured.out
+    assert captured.out.rstrip().endswith(
+        'check: passed: "challenge" may be turned on ([camera] claims)')
     assert not (out / "mat_a3.png").exists()
     preview = cv2.imread(str(out / "preview.jpg"))
     assert preview is not None and preview.shape[:2] == (594, 840)
 
     profile = load_profile(out)
     assert profile.name == "synthetic"
+    assert profile.check is not None and profile.check.rounds == 3
+    assert profile.check.dice == 48 and profile.check.passed
     assert len(profile.templates) == 15 + 15 + 6 + 6
     right = total = 0
     for seed in range(5):
@@ -141,3 +149,69 @@ def test_preview_marks_unknown_dice_differently() -> None:
     a = annotate(view, [DieReading("red", "alarm", 0.9, (100, 100, 140, 140), (120, 120))])
     b = annotate(view, [DieReading("red", UNKNOWN, 0.2, (100, 100, 140, 140), (120, 120))])
     assert not np.array_equal(a, view) and not np.array_equal(a, b)
+
+
+def test_check_only_rewrites_the_check_and_keeps_the_rest(tmp_path, capsys) -> None:
+    out = tmp_path / "prof"
+    shutil.copytree(default_profile_path(), out)
+    toml = out / "profile.toml"
+    rest = toml.read_text().split("\n[check]")[0]
+    toml.write_text(rest + "\n")  # a profile never checked
+    faces = {p: p.read_bytes() for p in out.rglob("*.png")}
+    args = build_parser().parse_args(["calibrate", "--check-only", "--source", "synthetic:5",
+                                      "--check-rounds", "2", "--seed", "3", "--out", str(out)])
+    when = datetime(2026, 12, 6, 11, 30, 5, tzinfo=timezone(timedelta(hours=2)))
+    assert calibrate_cmd.run(args, clock=lambda: when) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-1] == 'check: passed: "challenge" may be turned on ([camera] claims)'
+    assert printed[-2].startswith("check: 32 dice in 2 roll(s): ")
+    text = toml.read_text()
+    assert text.startswith(rest) and text.count("[check]") == 1
+    assert {p: p.read_bytes() for p in out.rglob("*.png")} == faces
+    assert not (out / "mat_a3.png").exists()
+    check = profile_check(out)
+    assert check is not None and (check.rounds, check.dice) == (2, 32)
+    assert check.when == "2026-12-06T09:30:05Z"
+
+
+def test_check_only_says_in_one_line_what_is_wrong(tmp_path, capsys) -> None:
+    assert main(["calibrate", "--check-only", "--source", "synthetic", "--check-rounds", "0",
+                 "--out", str(default_profile_path())]) == 2
+    assert main(["calibrate", "--check-only", "--source", "synthetic",
+                 "--out", str(tmp_path / "none")]) == 1
+    assert main(["calibrate", "--source", "synthetic", "--check-rounds", "-1",
+                 "--out", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3
+    assert "--check-rounds of at least 1" in err[0]
+    assert "profile not found" in err[1]
+    assert "--check-rounds must be 0 or more" in err[2]
+    assert not (tmp_path / "none").exists()
+
+
+def test_the_shipped_profiles_check_is_what_the_command_gives(tmp_path, capsys) -> None:
+    """calibration/README.md's command for the shipped [check], run again on a copy."""
+    shipped = profile_check(default_profile_path())
+    assert shipped is not None and shipped.passed
+    out = tmp_path / "synthetic"
+    shutil.copytree(default_profile_path(), out)
+    assert main(["calibrate", "--check-only", "--source", "synthetic", "--check-rounds",
+                 str(shipped.rounds), "--out", str(out)]) == 0
+    again = profile_check(out)
+    assert again is not None and replace(again, when=shipped.when) == shipped
+
+
+def test_a_check_that_cannot_finish_keeps_the_faces_taught(tmp_path, capsys, monkeypatch):
+    from companion.vision import calibrate_check
+
+    def no_mat(*_a, **_k):
+        raise CalibrationError("check, roll 1: the camera does not see marker(s) 2")
+
+    monkeypatch.setattr(calibrate_check, "run_check", no_mat)
+    out = tmp_path / "p"
+    assert main(["calibrate", "--source", "synthetic:2", "--yes", "--samples", "1",
+                 "--no-mat", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the profile is written without its check" in err[0]
+    profile = load_profile(out)
+    assert profile.check is None and len(profile.templates) == 42

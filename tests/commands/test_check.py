@@ -184,42 +184,73 @@ def fake_sound(tmp_path):
 
     from companion.speech.player import make_speaker
 
-    make = functools.partial(make_speaker, which=names.get, device_present=lambda d: True)
+    make = functools.partial(make_speaker, which=names.get)
     return make, played
+
+
+# /proc/asound/cards of a Pi 5 (two HDMI outputs) and of a USB speaker plugged in
+PI5_HDMI = (" 0 [vc4hdmi0      ]: vc4-hdmi - vc4-hdmi-0\n"
+            "                      vc4-hdmi-0\n"
+            " 1 [vc4hdmi1      ]: vc4-hdmi - vc4-hdmi-1\n"
+            "                      vc4-hdmi-1\n")
+USB = (" 2 [UACDemoV10     ]: USB-Audio - UACDemoV1.0\n"
+       "                      Jieli Technology UACDemoV1.0 at usb-xhci-hcd.1-1, full speed\n")
+
+
+def speaker(cfg, make, cards, **kwargs):
+    out = io.StringIO()
+    line = check.check_speaker(cfg, False, out, make=make, cards=lambda: cards,
+                               configured_default=lambda: False, **kwargs)
+    return line, out.getvalue()
 
 
 def test_the_speaker_plays_a_callout_on_the_configured_device(fake_sound):
     make, played = fake_sound
-    out = io.StringIO()
     cfg = config('[sound]\ndevice = "plughw:CARD=UACDemoV10,DEV=0"\n')
-    assert check.check_speaker(cfg, False, out, make=make, cards=lambda: "") is None
+    line, out = speaker(cfg, make, PI5_HDMI + USB)
+    assert line is None
     assert "-D plughw:CARD=UACDemoV10,DEV=0" in played.read_text()
-    assert out.getvalue().startswith(
-        "speaker: said \"Check. This is the table's speaker.\" on ALSA device "
-        "'plughw:CARD=UACDemoV10,DEV=0': heard it?")
+    assert out == ("speaker: said \"Check. This is the table's speaker.\" on ALSA device "
+                   "'plughw:CARD=UACDemoV10,DEV=0' (card 2 UACDemoV10): heard it?\n")
+
+
+def test_a_card_that_is_not_there_is_one_line_and_nothing_plays(fake_sound):
+    make, played = fake_sound
+    cfg = config('[sound]\ndevice = "plughw:CARD=UACDemoV10,DEV=0"\n')
+    line, out = speaker(cfg, make, PI5_HDMI)
+    assert out == line + "\n"
+    assert line == ("speaker: ALSA device 'plughw:CARD=UACDemoV10,DEV=0': no card UACDemoV10 "
+                    "in /proc/asound/cards (0 vc4hdmi0, 1 vc4hdmi1); aplay -L lists the "
+                    "devices: no spoken callouts")
+    assert not played.exists()
 
 
 def test_a_device_that_will_not_play_is_one_line(fake_sound, monkeypatch):
     make, _ = fake_sound
     monkeypatch.setenv("FAKE_APLAY_FAIL", "1")
-    out = io.StringIO()
-    line = check.check_speaker(config('[sound]\ndevice = "hw:9"\n'), False, out, make=make,
-                               wait_s=5)
-    assert line == out.getvalue().strip()
-    assert line.startswith("speaker: ALSA device 'hw:9': a callout could not be played "
+    line, out = speaker(config('[sound]\ndevice = "hw:2"\n'), make, PI5_HDMI + USB, wait_s=5)
+    assert line == out.strip()
+    assert line.startswith("speaker: ALSA device 'hw:2': a callout could not be played "
                            "(aplay exited 1: aplay: main:831: audio open error")
 
 
 def test_hdmi_only_sound_says_where_a_table_speaker_goes(fake_sound):
+    make, played = fake_sound
+    line, out = speaker(config(), make, PI5_HDMI)
+    assert line is None and "-D" not in played.read_text()  # played, on ALSA's default
+    assert out.count("\n") == 1
+    assert out.startswith("speaker: said \"Check. This is the table's speaker.\" on ALSA "
+                          "device 'default' (card 0 vc4hdmi0): heard it?; but ALSA's default "
+                          "device plays on card 0 vc4hdmi0, HDMI: silent on a box without a "
+                          "screen's speakers; add a USB speaker or an I2S amplifier")
+
+
+def test_the_default_on_hdmi_beside_a_usb_speaker_names_it(fake_sound):
     make, _ = fake_sound
-    cards = (" 0 [vc4hdmi0      ]: vc4-hdmi - vc4-hdmi-0\n"
-             "                      vc4-hdmi-0\n"
-             " 1 [vc4hdmi1      ]: vc4-hdmi - vc4-hdmi-1\n"
-             "                      vc4-hdmi-1\n")
-    assert [c[1] for c in check.sound_cards(cards)] == ["vc4hdmi0", "vc4hdmi1"]
-    out = io.StringIO()
-    assert check.check_speaker(config(), False, out, make=make, cards=lambda: cards) is None
-    assert "the only sound is HDMI" in out.getvalue() and "[sound] device" in out.getvalue()
+    line, out = speaker(config(), make, PI5_HDMI + USB)
+    assert line is None
+    assert out.rstrip().endswith('set [sound] device = "plughw:CARD=UACDemoV10,DEV=0" '
+                                 "(card 2 UACDemoV10)")
 
 
 def test_no_espeak_is_make_speakers_one_line(tmp_path):

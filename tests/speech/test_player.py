@@ -159,11 +159,47 @@ def test_make_speaker_without_espeak_or_device_is_a_notice():
     assert isinstance(sp, RecordingSpeaker)
     assert notices == ["sound: espeak-ng not found (apt install espeak-ng): no spoken callouts"]
     notices.clear()
-    sp = make_speaker(
-        cfg, notices.append, which=lambda n: f"/usr/bin/{n}", device_present=lambda d: False
-    )
+    sp = make_speaker(cfg, notices.append, which=lambda n: "/usr/bin/espeak-ng"
+                      if n == "espeak-ng" else None)
     assert isinstance(sp, RecordingSpeaker)
-    assert notices == ["sound: no audio device: no spoken callouts"]
+    assert notices == ["sound: aplay not found (apt install alsa-utils): no spoken callouts"]
+    notices.clear()
+    sp = make_speaker(cfg, notices.append, which=lambda n: f"/usr/bin/{n}", cards=lambda: "",
+                      configured_default=lambda: False)
+    assert isinstance(sp, RecordingSpeaker)
+    assert notices == ["sound: ALSA's default device: no sound card (/proc/asound/cards lists "
+                       "none): no spoken callouts"]
     notices.clear()
     off = SimpleNamespace(enabled=False)
     assert isinstance(make_speaker(off, notices.append), RecordingSpeaker) and notices == []
+
+
+PI5_HDMI = (" 0 [vc4hdmi0       ]: vc4-hdmi - vc4-hdmi-0\n"
+            " 1 [vc4hdmi1       ]: vc4-hdmi - vc4-hdmi-1\n")
+USB = " 2 [UACDemoV10     ]: USB-Audio - UACDemoV1.0\n"
+
+
+def test_make_speaker_checks_the_card_it_will_play_on(tmp_path):
+    """A named card that is not there: silent, one line. ALSA's default on HDMI: one
+    line, and the speaker plays there all the same (a screen may have speakers)."""
+    notices: list[str] = []
+    usb = SimpleNamespace(enabled=True, voice="en", volume=100, speed=175,
+                          device="plughw:CARD=UACDemoV10,DEV=0", cache_dir=tmp_path)
+    sp = make_speaker(usb, notices.append, which=lambda n: f"/usr/bin/{n}",
+                      cards=lambda: PI5_HDMI, configured_default=lambda: False)
+    assert isinstance(sp, RecordingSpeaker)
+    assert notices == ["sound: ALSA device 'plughw:CARD=UACDemoV10,DEV=0': no card UACDemoV10 "
+                       "in /proc/asound/cards (0 vc4hdmi0, 1 vc4hdmi1); aplay -L lists the "
+                       "devices: no spoken callouts"]
+    notices.clear()
+    sp = make_speaker(usb, notices.append, which=lambda n: f"/usr/bin/{n}",
+                      cards=lambda: PI5_HDMI + USB, configured_default=lambda: False)
+    sp.close()
+    assert isinstance(sp, EspeakSpeaker) and sp.device == usb.device and notices == []
+    default = SimpleNamespace(**{**vars(usb), "device": ""})
+    sp = make_speaker(default, notices.append, which=lambda n: f"/usr/bin/{n}",
+                      cards=lambda: PI5_HDMI + USB, configured_default=lambda: False)
+    sp.close()
+    assert isinstance(sp, EspeakSpeaker) and len(notices) == 1
+    assert notices[0].startswith("sound: ALSA's default device plays on card 0 vc4hdmi0, HDMI")
+    assert notices[0].endswith('"plughw:CARD=UACDemoV10,DEV=0" (card 2 UACDemoV10)')

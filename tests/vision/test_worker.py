@@ -22,7 +22,7 @@ from companion.vision.pipeline import Pipeline
 from companion.vision.settle import SettleTracker
 from companion.vision.synthetic import pip_dice_specs, render_scene
 from companion.vision.types import DieReading, FrameReading
-from companion.vision.worker import VisionWorker
+from companion.vision.worker import ChangeGate, VisionWorker
 
 
 def fixed_dice(img):
@@ -258,3 +258,23 @@ def test_companion_keeps_refereeing_from_the_buttons_when_the_camera_goes(tmp_pa
     assert worker.status == "camera gone" and not worker.running
     assert any(m.startswith("Camera gone") and "overhead.avi" in m for m in ref.messages)
     assert ref.state.seats[1].escaped == 1
+
+
+def test_a_die_taken_away_leaves_once_the_table_is_still_again():
+    """A hand takes the die (the whole frame changes: a moving blob, a hand), then the
+    table lies still without it: the frames the change gate calls "same" carry no hand,
+    so the die leaves the settled reading instead of staying under a hand that is gone."""
+    with_die = np.full((120, 160, 3), 90, np.uint8)
+    without = np.full((120, 160, 3), 200, np.uint8)  # every pixel changed: a "hand"
+    frames = [with_die] * 6 + [without] * 12
+
+    def reader(img):  # the die is there while the table is dark
+        return fixed_dice(img)[:1] if int(img[0, 0, 0]) == 90 else []
+
+    source = SyntheticSource(0, hold=1, frames=len(frames),
+                             renderer=lambda seed: (frames[seed], None))
+    rec, worker, _ = run_worker(source, pipeline=Pipeline(pip_reader=reader),
+                                gate=ChangeGate(refresh_every=1000))
+    assert worker.reused >= 8  # the still frames after the change were "same"
+    assert [len(r.dice) for r in rec.readings][0] == 1  # the die settled
+    assert len(rec.readings[-1].dice) == 0  # and left

@@ -198,6 +198,28 @@ def test_solitaire_offers_the_cameras_roll_to_take(tmp_path):
     asyncio.run(go())
 
 
+def test_solitaire_offers_one_tap_to_take_back_the_roll_the_camera_entered(tmp_path):
+    async def go():
+        async with page(tmp_path) as (server, client):
+            await send(client, {"command": "play vault-solitaire Sam"})
+            # as the camera, claims on: five dice read surely are the roll itself
+            server.table.post({"type": "roll", "dice": [3, 5, 5, 6, 1], "by": "camera"})
+            for _ in range(100):
+                s = await state(client)
+                if "take_back" in s["moves"]:
+                    break
+                await asyncio.sleep(0.02)
+            assert s["moves"]["take_back"] == {"dice": [3, 5, 5, 6, 1],
+                                               "text": "Camera entered 3 5 5 6 1"}
+            assert s["details"]["dice"] == [3, 5, 5, 6, 1]
+            assert "entered by the camera" in s["undo_takes_back"]
+            s = (await send(client, {"type": "undo"}))["state"]  # the button's event
+            assert s["phase"] == "roll" and "take_back" not in s["moves"]
+            assert s["moves"]["roll"] is True and s["details"]["dice"] == []
+
+    asyncio.run(go())
+
+
 def test_the_pages_big_score_numbers_are_the_rules():
     """games.js checks a Big Score setup before it is sent, with the rules' numbers:
     they must be definition.py's."""

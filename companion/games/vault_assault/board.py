@@ -219,6 +219,8 @@ def flash_word(state: GameState, flash: str) -> str:
         return f"STAGE {state.turn.stages}"
     if flash.startswith("pin:"):
         return "PIN " + flash[4:]
+    if flash.startswith("check:"):
+        return "CHK " + flash[6:]
     return FLASH_WORDS.get(flash, flash.upper())
 
 

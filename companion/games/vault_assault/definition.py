@@ -21,12 +21,23 @@ class Setup:
     # "A 3-player game is not a team game, so Robbers hide their chosen dice from
     # other Robbers": which dice each robber flips is never shown to the table.
     secret_flips: bool = False
+    # Whose dice are which colours (the rules' setup), for the camera checking claims:
+    # the robbers' sets in the cops' comparison order (clockwise from the cops' left;
+    # the dice pass clockwise with the cops, so the order holds every turn). The 2-player
+    # robber "takes all 5 dice of one set, black or white": black unless the table says
+    # otherwise; the 4-player robber team holds 3 black and 3 white dice.
+    robber_sets: tuple[tuple[str, ...], ...] = (("black",), ("white",))
+    cop_sets: tuple[str, ...] = ("red", "blue")
+    # The cops' dice on the table: all red and blue less the Diamond die returned to
+    # the box (2-3 players), or 3 red and 3 blue (4 players, one cop each).
+    cop_dice: int = 5
 
 
 SETUPS: dict[int, Setup] = {
     2: Setup(2, 2, 3, {"alarm": 3, "dye_pack": 1, "diamond": 1}, 5, 5),
     3: Setup(3, 3, 2, {"alarm": 3, "dye_pack": 1, "diamond": 1}, 5, 5, secret_flips=True),
-    4: Setup(4, 2, 3, {"alarm": 4, "dye_pack": 1, "diamond": 1}, 6, 5),
+    4: Setup(4, 2, 3, {"alarm": 4, "dye_pack": 1, "diamond": 1}, 6, 5,
+             robber_sets=(("black", "white"),), cop_dice=6),
 }
 
 CARS_PER_SEAT = 3

@@ -23,6 +23,7 @@ from companion.games.base import (
     replace,
     run,
 )
+from companion.games.claims import ADVISE, ANSWERS, CANT_SEE, CHALLENGE, CONFIRMED
 from companion.games.vault_assault import definition as d
 from companion.games.vault_assault.state import (
     ASSAULT,
@@ -32,6 +33,7 @@ from companion.games.vault_assault.state import (
     HEIST_OVER,
     IMPOUND,
     NO_GAME,
+    Challenge,
     GameState,
     Heist,
     Seat,
@@ -424,7 +426,9 @@ def _assault_start(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, 
     turn = replace(
         state.turn, go_ns=ev.get("ts_ns"), go_clock=clock if isinstance(clock, str) else None
     )
-    return replace(state, phase=ASSAULT, turn=turn), [Output("flash", "go", "Go!")]
+    # A challenge of the last race is answered by now, or never: the new race drops it.
+    return replace(state, phase=ASSAULT, turn=turn, challenges=()), [
+        Output("flash", "go", "Go!")]
 
 
 def _stage(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
@@ -744,6 +748,150 @@ def _sticky_fingers(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState,
     ]
 
 
+# --------------------------------------------------------------------------- claims
+
+CLAIMS = ("escape", "stage", "arrest")
+MAX_CHECK_TEXT = 120
+
+
+def _claimed(state: GameState, ev: Mapping[str, Any]) -> tuple[str, str]:
+    """What a claim_check is about, for people: ("Ann's", "Escape")."""
+    claim = ev["claim"]
+    seat = ev.get("seat")
+    who = f"{state.seats[seat].name}'s" if isinstance(seat, int) \
+        and 0 <= seat < state.nseats else "the"
+    what = {"escape": "Escape", "arrest": "Arrest"}.get(claim, f"stage {ev.get('stage')}")
+    return who, what
+
+
+def _check_fields(state: GameState, ev: Mapping[str, Any]) -> None:
+    if state.phase == NO_GAME:
+        raise Rejected("claim_check: no game under way")
+    if ev.get("claim") not in CLAIMS:
+        raise Rejected(f"claim_check: 'claim' must be one of {', '.join(CLAIMS)}, got "
+                       f"{_short(ev.get('claim'))}", "bad_value")
+    if ev.get("answer") not in ANSWERS:
+        raise Rejected(f"claim_check: 'answer' must be one of {', '.join(ANSWERS)}, got "
+                       f"{_short(ev.get('answer'))}", "bad_value")
+    if ev.get("mode", ADVISE) not in (ADVISE, CHALLENGE):
+        raise Rejected(f"claim_check: 'mode' must be {ADVISE!r} or {CHALLENGE!r}, got "
+                       f"{_short(ev.get('mode'))}", "bad_value")
+    _int(ev, "event", 1, state.events_applied)
+    _int(ev, "seen", 0, 99)
+    _int(ev, "needs", 0, 99)
+    if "seat" in ev:
+        _seat(state, ev)
+    if "stage" in ev:
+        _int(ev, "stage", 1, d.STAGES_BEFORE_ARREST + 1)
+    text = _field(ev, "text")
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHECK_TEXT \
+            or not text.isprintable():
+        raise Rejected(f"claim_check: 'text' must be one printable line of 1-{MAX_CHECK_TEXT} "
+                       "characters", "bad_value")
+
+
+def _around(state: GameState, number: int) -> tuple[GameState | None, GameState | None]:
+    """The states before and after event `number`, while the undo chain holds them."""
+    s: GameState | None = state
+    while s is not None and s.events_applied > number:
+        s = s.prev
+    if s is None or s.events_applied != number:
+        return None, None
+    return s.prev, s
+
+
+def _claim_check(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    """The camera's answer to a claim (an aside: not a move, not counted, not undone on
+    its own). A challenged claim in "challenge" mode waits for the table's answer."""
+    _check_fields(state, ev)
+    who, what = _claimed(state, ev)
+    answer, text = ev["answer"], ev["text"].strip()
+    if answer == CONFIRMED:
+        return state, [Output("announce", "claim_confirmed",
+                              f"Camera confirms {who} {what}: {text}")]
+    if answer == CANT_SEE:
+        return state, [Output("announce", "claim_unseen",
+                              f"Camera can't check {who} {what} ({text}): it stands")]
+    flash = f"check:{ev['seen']}/{ev['needs']}"  # the LED: "CHK 4/5"
+    if ev.get("mode", ADVISE) != CHALLENGE:
+        return state, [Output("flash", flash, f"CHECK {who} {what}: {text}", ev.get("seat"))]
+    number = ev["event"]
+    if any(c.event == number for c in state.challenges):
+        raise Rejected(f"claim_check: event {number} is already challenged")
+    before, after = _around(state, number)
+    seat = ev.get("seat")
+    challenge = Challenge(number, ev["claim"], seat, ev.get("stage"), text, before, after)
+    new = replace(state, challenges=(*state.challenges, challenge))
+    return new, [Output("flash", flash, f"CHECK {who} {what}: {text}. "
+                        "Uphold the challenge or play on", seat)]
+
+
+def _challenge_of(state: GameState, ev: Mapping[str, Any]) -> Challenge:
+    kind = ev["type"]
+    if not state.challenges:
+        raise Rejected(f"{kind}: no challenge is open", "no_challenge")
+    if "event" not in ev:
+        return state.challenges[-1]
+    number = _int(ev, "event", 1)
+    for c in state.challenges:
+        if c.event == number:
+            return c
+    raise Rejected(f"{kind}: no open challenge of event {number}", "no_challenge")
+
+
+def _position(state: GameState) -> GameState:
+    """The game's position, for comparing: without the bookkeeping and the challenges."""
+    return replace(state, events_applied=0, challenges=())
+
+
+def _undo_claim(state: GameState, c: Challenge) -> GameState:
+    """The state with challenge `c`'s verdict taken back. An Escape or a stage while
+    its race goes on is taken back alone (whatever else happened since stands); a
+    claim that changed more (the last Escape ended the turn, an Arrest) is taken back
+    by going back to before it, only while nothing else has happened since."""
+    turn = state.turn
+    same_race = (state.phase == ASSAULT and turn is not None and c.before is not None
+                 and c.before.turns_played == state.turns_played)
+    if same_race and turn is not None and c.claim == "escape" and c.seat in turn.escaped:
+        seat = c.seat
+        assert seat is not None
+        seats = _set_seat(state.seats, seat, escaped=state.seats[seat].escaped - 1)
+        return replace(state, seats=seats,
+                       turn=replace(turn, escaped=tuple(s for s in turn.escaped if s != seat)))
+    if same_race and turn is not None and c.claim == "stage" and turn.stages == c.stage:
+        stage = c.stage
+        assert stage is not None
+        bangs = turn.bang_intervals
+        if stage in bangs:  # a Bang! since the stage counts before it
+            bangs = (bangs - {stage}) | {stage - 1}
+        return replace(state, turn=replace(turn, stages=stage - 1, bang_intervals=bangs))
+    if c.before is None or c.after is None:
+        raise Rejected(f"challenge_upheld: event {c.event} is too far back to take back here; "
+                       "undo by hand", "too_late")
+    if _position(state) != _position(c.after):
+        raise Rejected(f"challenge_upheld: play went on since event {c.event}; undo by hand",
+                       "too_late")
+    return replace(c.before, challenges=())
+
+
+def _challenge_upheld(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    c = _challenge_of(state, ev)
+    new = _undo_claim(state, c)
+    left = tuple(x for x in state.challenges if x is not c)
+    who, what = _claimed(state, {"claim": c.claim, "seat": c.seat, "stage": c.stage})
+    new = replace(new, challenges=left)
+    return new, [Output("flash", "upheld", f"Challenge upheld: {who} {what} is taken back",
+                        c.seat)]
+
+
+def _play_on(state: GameState, ev: Mapping[str, Any]) -> tuple[GameState, list[Output]]:
+    c = _challenge_of(state, ev)
+    who, what = _claimed(state, {"claim": c.claim, "seat": c.seat, "stage": c.stage})
+    new = replace(state, challenges=tuple(x for x in state.challenges if x is not c))
+    return new, [Output("announce", "play_on", f"Play on: {who} {what} stands")]
+
+
+
 HANDLERS: dict[str, Handler] = {
     "new_game": _new_game,
     "heist_hide": _heist_hide,
@@ -761,9 +909,13 @@ HANDLERS: dict[str, Handler] = {
     "impound": _impound,
     "tally": _tally,
     "sticky_fingers": _sticky_fingers,
+    "challenge_upheld": _challenge_upheld,
+    "play_on": _play_on,
 }
+# Not moves: the camera's answers to claims (`base.run`'s asides).
+ASIDES: dict[str, Handler] = {"claim_check": _claim_check}
 
-EVENT_TYPES = frozenset(HANDLERS) | {"undo"} | NOTE_TYPES
+EVENT_TYPES = frozenset(HANDLERS) | frozenset(ASIDES) | {"undo"} | NOTE_TYPES
 
 
 # --------------------------------------------------------------------------- scoring
@@ -810,7 +962,8 @@ def apply(state: GameState, event: Any, undo_limit: int | None = None) -> Result
     `undo_limit`: how many undo steps the new state keeps (None: the whole game). The
     chain is trimmed when it grows past twice the limit, so the cost is O(1) an event
     on average and between `undo_limit` and twice that many steps are kept."""
-    return run(state, event, HANDLERS, undo_limit, note=_note, refused=_false_start_flash)
+    return run(state, event, HANDLERS, undo_limit, note=_note, refused=_false_start_flash,
+               asides=ASIDES)
 
 
 def replay(events: list[Any], state: GameState | None = None) -> GameState:

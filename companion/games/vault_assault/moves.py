@@ -27,6 +27,8 @@ is legal):
 - ``tally``: [seats]
 - ``sticky_fingers``: {seat: [victim seats, or null for the box]}
 - ``undo``: true
+- ``challenge_upheld`` / ``play_on``: [the claimed events' numbers] while the camera's
+  challenges of them are open (``challenges`` in the page's state says what it saw)
 """
 
 from __future__ import annotations
@@ -66,6 +68,12 @@ def legal_moves(state: GameState, *, new_game_after_over: bool = False) -> dict[
         }
     if state.prev is not None:
         moves["undo"] = True
+    if state.challenges:
+        moves["play_on"] = [c.event for c in state.challenges]
+        upheld = [c.event for c in state.challenges
+                  if _ok(state, {"type": "challenge_upheld", "event": c.event})]
+        if upheld:
+            moves["challenge_upheld"] = upheld
     turn = state.turn
     phase = state.phase
     if phase == HEIST_HIDE:

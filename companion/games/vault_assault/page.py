@@ -34,6 +34,10 @@ def page_state(state: GameState) -> dict[str, Any]:
         "events_applied": state.events_applied,
         "seat_details": seat_details(state),
         "turn": turn_details(state),
+        "challenges": [
+            {"event": c.event, "claim": c.claim, "seat": c.seat, "stage": c.stage,
+             "text": c.text} for c in state.challenges
+        ],
     }
 
 

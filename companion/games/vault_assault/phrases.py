@@ -153,6 +153,12 @@ def callouts(event: Any, result: Result) -> list[str]:
                 said.append(phrase)
         elif name == "undo":
             said.append("Undone.")
+        elif name.startswith("check:"):  # the camera doubts a claim
+            said.append("Check! " + out.text.removeprefix("CHECK ").split(". Uphold")[0] + ".")
+        elif name == "upheld":
+            said.append(f"Challenge upheld. {SEAT_TAG.sub('', out.text.split(': ', 1)[-1])}.")
+        elif name == "play_on":
+            said.append("Play on.")
     return said
 
 

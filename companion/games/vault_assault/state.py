@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 # Phases of a game, in the order a turn goes through them.
 NO_GAME = "no_game"  # before new_game
@@ -84,6 +85,22 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class Challenge:
+    """A claim the camera challenged (`claim_check`, mode "challenge"), open until the
+    table answers: `challenge_upheld` undoes the claimed verdict, `play_on` keeps it.
+    `event` is the claimed event's number (its `events_applied`); `before` and `after`
+    the states on either side of it, when still held (not part of equality)."""
+
+    event: int
+    claim: str  # "escape", "stage" or "arrest"
+    seat: int | None
+    stage: int | None
+    text: str  # what the camera sees, for people
+    before: Any = field(default=None, compare=False, repr=False)
+    after: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class GameState:
     phase: str = NO_GAME
     players: int = 0
@@ -95,6 +112,8 @@ class GameState:
     bank_empty: bool = False
     sticky_fingers_used: bool = False
     events_applied: int = 0
+    # Claims the camera challenged that wait for the table's answer, oldest first.
+    challenges: tuple[Challenge, ...] = ()
     # The state before the last accepted event, for undo. Not part of equality: two
     # states are equal when the game is in the same position, however it got there.
     prev: GameState | None = field(default=None, compare=False, repr=False)

@@ -22,6 +22,26 @@ from companion.games.vault_assault.status import status_lines
 from companion.games.vault_assault.summary import summary
 
 
+class _Claims:
+    """Vault Assault's claims module, imported on the first claim (it loads the dice
+    data and the camera's reading types, which a table without a camera never needs)."""
+
+    @staticmethod
+    def claim_of(before: Any, event: Any, after: Any) -> Any:
+        from companion.games.vault_assault import claims as c
+
+        return c.claim_of(before, event, after)
+
+    @staticmethod
+    def judge(claim: Any, reading: Any, dice: Any, sure: float, state: Any) -> Any:
+        from companion.games.vault_assault import claims as c
+
+        return c.judge(claim, reading, dice, sure, state)
+
+
+claims = _Claims
+
+
 def _camera_sense(dice: Any) -> Any:
     from companion.games.vault_assault.camera import MosaicSense
 
@@ -79,6 +99,10 @@ GAME = Game(
     callouts=phrases.callouts,
     common_phrases=phrases.COMMON_PHRASES,
     camera_sense=_camera_sense,
+    claim_of=claims.claim_of,
+    camera_only=frozenset({"claim_check"}),
+    judge_claim=lambda claim, reading, dice, sure, state: claims.judge(
+        claim, reading, dice, sure, state),
     camera_render=board.render_seen,
     describe=commands.describe,
 )

@@ -3,7 +3,9 @@
     apply(state, event) -> Result(state, rejection, outputs)
 
 Events: `new_game` {"game":"vault-solitaire","players":1,"names":[name]};
-`roll` {"dice":[5 values 1-6]} (typed, or the camera's reading taken with a press);
+`roll` {"dice":[5 values 1-6]} (typed, or the camera's reading taken with a press),
+with `"by":"camera"` when the camera entered it itself (all five read surely, `[camera]
+claims` on: the state's `rolled_by`, one `undo` takes it back);
 `seen` {"dice":[5 values 1-6]} (the camera's reading while a roll is awaited: shown and
 advised on, taken by a press or `take`; it changes no score); `mark` {"cell":"c2",
 "dice":[indices into the roll], "skimmers":[0-2]} (the values, each added or
@@ -37,6 +39,12 @@ for _lock in d.LOCKS:
     for _rc in d.open_cells(_lock):
         CELL_LOCKS[_rc] = CELL_LOCKS.get(_rc, ()) + (_lock,)
 OPEN_CELLS: tuple[Cell, ...] = tuple(sorted(CELL_LOCKS))
+
+
+# Who may enter a roll, besides a person (a `roll` without "by"): the camera, when it
+# read all five dice surely (`table.camera_take`, with `[camera] claims` on).
+CAMERA = "camera"
+ROLLED_BY = (CAMERA,)
 
 
 def new_state() -> SolitaireState:
@@ -183,9 +191,15 @@ def _seen(state: SolitaireState, ev: Mapping[str, Any]) -> tuple[SolitaireState,
 def _roll(state: SolitaireState, ev: Mapping[str, Any]) -> tuple[SolitaireState, list[Output]]:
     _phase(state, ev, ROLL)
     dice = _die_values(ev, "dice", d.DICE)
-    return replace(state, phase=PLAY, dice=tuple(dice), used=frozenset(), seen=()), [
-        Output("announce", "dice", f"Round {d.LOCKS[state.round]}: "
-               + " ".join(map(str, dice)))]
+    by = ev.get("by", "")
+    if "by" in ev and by not in ROLLED_BY:
+        raise Rejected(f"roll: 'by' must be {' or '.join(map(repr, ROLLED_BY))} (or left "
+                       f"out), got {base._short(by)}", "bad_value")
+    said = f"Round {d.LOCKS[state.round]}: " + " ".join(map(str, dice))
+    if by == CAMERA:
+        said += " (entered by the camera; undo takes it back)"
+    return replace(state, phase=PLAY, dice=tuple(dice), used=frozenset(), seen=(),
+                   rolled_by=by), [Output("announce", "dice", said)]
 
 
 def _end_round(state: SolitaireState, outs: list[Output]) -> tuple[SolitaireState, list[Output]]:
@@ -197,7 +211,7 @@ def _end_round(state: SolitaireState, outs: list[Output]) -> tuple[SolitaireStat
         pts = score(final)
         outs.append(Output("flash", "over", f"Game over: {pts} points, {d.rank_of(pts)}"))
         return final, outs
-    new = replace(state, phase=ROLL, round=nxt, dice=(), used=frozenset())
+    new = replace(state, phase=ROLL, round=nxt, dice=(), used=frozenset(), rolled_by="")
     outs.append(Output("announce", "roll", f"Round {d.LOCKS[nxt]}: roll five dice"))
     return new, outs
 

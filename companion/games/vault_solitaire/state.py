@@ -23,6 +23,9 @@ class SolitaireState:
     skimmer_used: tuple[bool, ...] = (False, False, False)
     rerolls_used: int = 0
     seen: tuple[int, ...] = ()  # the camera's five dice while a roll is awaited
+    # who entered this round's dice: "camera" (the camera read all five surely and
+    # entered them: one tap takes them back), or "" (typed, tapped or taken)
+    rolled_by: str = ""
     events_applied: int = 0
     prev: SolitaireState | None = field(default=None, compare=False, repr=False)
     undo_depth: int = field(default=0, compare=False, repr=False)

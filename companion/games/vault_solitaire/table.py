@@ -7,7 +7,10 @@ At game over: the score and the rank, cycling. Drawn for the panel's size, laid 
 pip reading of the five dice is logged as `seen` (`camera_event`), shown ("A? 35561")
 and advised on (`camera_advice`); five dice with some the camera cannot read are said
 with a "?" for each (`camera_unread`), to nudge or enter by hand. The player's button
-press (or `take`, or the page) takes a reading as the roll.
+press (or `take`, or the page) takes a reading as the roll. With `[camera] claims` on, five
+dice all read surely are entered by the camera itself (`camera_take`: a `roll` with
+`"by": "camera"`); until a die is used, the LED shows "CAM35561", the status and the page
+say "Camera entered 3 5 5 6 1" and one tap (`undo`) takes it back (`camera_entered`).
 """
 
 from __future__ import annotations
@@ -61,6 +64,9 @@ def render(state: SolitaireState, flash: str | None = None, tick: int = 0,
     rows = led.marks(6, [(i, i not in state.used) for i in range(len(state.dice))])
     rows += led.marks(7, [(i, d.LOCKS[i] in state.circled) for i in range(d.ROUNDS)],
                       width=1)
+    entered = camera_entered(state)
+    if entered is not None:  # "CAM35561": the camera's roll, still to be taken back
+        return led.board("CAM" + "".join(map(str, entered)), rows, size)
     return led.board(f"{s['round']} {s['score']}", rows, size)
 
 
@@ -162,6 +168,9 @@ def status_lines(state: SolitaireState) -> list[str]:
         "*: markable now · XX marked · ## blacked",
         "A1: lock A, 1 gem · A+ cracked · a- closed",
     ]
+    entered = camera_entered(state)
+    if entered is not None:
+        side.append(f"{entered_text(entered)}: undo takes it back")
     board = board_lines(state)
     lines = []
     for i, row in enumerate(board):
@@ -200,7 +209,8 @@ def describe(event: dict[str, Any]) -> str | None:
 
     if kind in ("roll", "seen") and isinstance(event.get("dice"), list):
         pips = " ".join(str(v) for v in event["dice"])
-        return ("roll " if kind == "roll" else "the camera reads ") + pips
+        by = " (entered by the camera)" if kind == "roll" and event.get("by") == "camera" else ""
+        return ("roll " if kind == "roll" else "the camera reads ") + pips + by
     if kind == "mark":
         with_ = f"dice {nums('dice')}" if event.get("dice") else ""
         if event.get("skimmers"):
@@ -270,6 +280,20 @@ def parse_command(text: str, state: SolitaireState) -> dict[str, Any]:
     raise ValueError(f"unknown command {text[:40]!r} (help lists the commands)")
 
 
+def camera_entered(state: SolitaireState) -> tuple[int, ...] | None:
+    """The dice the camera entered as this round's roll, while one `undo` takes that
+    roll back (nothing marked, powered or re-rolled since); None otherwise."""
+    if (state.phase != PLAY or state.rolled_by != engine.CAMERA or state.used
+            or state.prev is None or state.prev.phase != ROLL):
+        return None
+    return state.dice
+
+
+def entered_text(dice: tuple[int, ...]) -> str:
+    """"Camera entered 3 5 5 6 1": the page's and the status's words for it."""
+    return "Camera entered " + " ".join(map(str, dice))
+
+
 def take_seen(state: SolitaireState) -> dict[str, Any] | None:
     """The roll event that takes the camera's reading (None: none to take)."""
     if state.phase != ROLL or not state.seen:
@@ -294,7 +318,9 @@ def step_text(state: SolitaireState, ev: dict[str, Any]) -> str:
 
 
 def page_moves(state: SolitaireState, new_game_after_over: bool = False) -> dict[str, Any]:
-    """`roll` true; `take` {the roll event taking the camera's reading}; `mark` [every
+    """`roll` true; `take` {the roll event taking the camera's reading}; `take_back`
+    {"dice", "text": "Camera entered 3 5 5 6 1"} right after the camera entered the roll
+    itself (its button sends `undo`); `mark` [every
     legal mark event]; `power` [{die, skimmer}]; `reroll` {"dice": [indices], "left": n};
     `pass`; `suggestion` {"events", "reason", "steps": [each event in words]}; `undo`;
     `new_game` {"game"} once the game is over (when the host starts the next in a new
@@ -309,6 +335,9 @@ def page_moves(state: SolitaireState, new_game_after_over: bool = False) -> dict
         take = take_seen(state)
         if take is not None:
             moves["take"] = take
+    entered = camera_entered(state)
+    if entered is not None:
+        moves["take_back"] = {"dice": list(entered), "text": entered_text(entered)}
     if state.phase == PLAY:
         moves["mark"] = engine.legal_marks(state)
         moves["power"] = [
@@ -386,6 +415,14 @@ def camera_event(state: SolitaireState, pips: Any) -> dict[str, Any] | None:
     return {"type": "seen", "dice": list(pips)}
 
 
+def camera_take(state: SolitaireState, pips: Any) -> dict[str, Any] | None:
+    """Five dice the camera read surely while a roll is awaited: the `roll` it enters
+    itself (`"by": "camera"`; one `undo` takes it back); None otherwise."""
+    if not _five_pips(state, pips):
+        return None
+    return {"type": "roll", "dice": list(pips), "by": engine.CAMERA}
+
+
 def camera_unread(state: SolitaireState, faces: Any) -> str | None:
     """Five dice settled while a roll is awaited, some of them not read (None): which
     ones, left to right, for the table to nudge them or enter the roll; None otherwise
@@ -425,6 +462,7 @@ GAME = Game(
     page_details=page_details,
     camera_advice=camera_advice,
     camera_event=camera_event,
+    camera_take=camera_take,
     camera_unread=camera_unread,
     press_event=press_event,
     players=(1, 1),

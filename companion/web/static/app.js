@@ -307,6 +307,13 @@ function renderTop() {
     }
   }
   $("verdict").textContent = text;
+  const cm = $("claims-mode");
+  if (cm) {  // what the camera does with claims ([camera] claims)
+    const says = { advise: "the camera checks claims and says what it sees",
+      challenge: "the camera checks claims and challenges false ones" }[S.claims];
+    cm.hidden = !says;
+    cm.textContent = says ? `Claims: ${S.claims} (${says})` : "";
+  }
   const w = $("winners");
   if (S.over && S.winners.length) {
     w.hidden = false;
@@ -417,6 +424,7 @@ function renderControls() {
   const M = S.moves;
   const robber = S.players === 3 ? myRobberSeat() : null;
   if (M.new_game) box.append(newGameCard(M.new_game));
+  if (M.play_on) box.append(challengeCard(M));
   if (S.other_games && typeof otherGamesCard === "function") box.append(otherGamesCard(S.other_games));
   if (M.heist_hide && robber === null) box.append(hideCard(M.heist_hide));
   if (M.heist_hide && robber !== null) {
@@ -695,6 +703,28 @@ function stickyCard(spec) {
         onclick: () => send({ type: "sticky_fingers", seat: s, from: v }) }, v === null ? "the box" : name(v)))));
   }
   return card("Sticky fingers", ...parts);
+}
+
+// The camera challenged a claim ([camera] claims = "challenge"): uphold it (the
+// verdict is taken back) or play on (it stands). One card per open challenge.
+function challengeCard(M) {
+  const upheld = new Set(M.challenge_upheld || []);
+  const box = el("section", { class: "card challenge", id: "challenges" },
+    el("h2", { text: "The camera challenges" }));
+  for (const c of S.challenges || []) {
+    if (!M.play_on.includes(c.event)) continue;
+    const who = c.seat === null || c.seat === undefined ? "The" : `${name(c.seat)}'s`;
+    const what = c.claim === "escape" ? "Escape" : c.claim === "arrest" ? "Arrest" : `stage ${c.stage}`;
+    const row = el("div", { class: "row" });
+    if (upheld.has(c.event)) {
+      row.append(el("button", { class: "danger", id: `upheld-${c.event}`,
+        onclick: () => send({ type: "challenge_upheld", event: c.event }) }, "Challenge upheld"));
+    }
+    row.append(el("button", { id: `play-on-${c.event}`,
+      onclick: () => send({ type: "play_on", event: c.event }) }, "Play on"));
+    box.append(el("p", { class: "check", text: `CHECK: ${who} ${what}: ${c.text}` }), row);
+  }
+  return box;
 }
 
 function undoCard() {

@@ -369,6 +369,11 @@ function solitaireControls(box, M) {
     box.append(card("The camera reads " + M.take.dice.join(" "),
       el("button", { class: "primary", id: "take-roll", onclick: () => send(M.take) }, "Take this roll")));
   }
+  if (M.take_back) { // the camera entered the roll itself: one tap takes it back
+    box.append(card(M.take_back.text,
+      el("p", { class: "sub", text: "The camera read all five dice surely and entered them as the roll." }),
+      el("button", { id: "take-back", onclick: () => send({ type: "undo" }) }, "Take back")));
+  }
   if (M.roll) box.append(rollCard());
   if (M.suggestion) box.append(helperCard(M.suggestion));
   if (S.phase === "play") box.append(diceCard(M));
