@@ -16,8 +16,8 @@ a face the roll asked of that set is right (the most confident reading first); a
 read with any other face is wrong (an extra die so too); an asked face nobody read, or
 read without a face or set, is unread. ``sure`` is the lowest confidence from 0.5 (in
 the readings' steps of 0.0001) at and above which no die was read wrong; the check
-passes when no die is wrong at ``sure`` and at least 95% of the dice asked are read
-right at ``sure`` or above.
+passes when no die is wrong at ``sure``, at least 95% of the dice asked are read right
+at ``sure`` or above, and every face asked of a set is read right at least once.
 """
 
 from __future__ import annotations

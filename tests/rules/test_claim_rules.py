@@ -231,3 +231,15 @@ def test_a_stage_missing_a_piece_among_sure_dice_is_challenged() -> None:
     assert j.answer == CHALLENGED and j.seen == 3
     dice[4] = die("red", "dye_pack", 120, conf=0.2)  # one die unsure: it might be the wild
     assert claims.judge(claim, reading(*dice), None, 0.5, at_race(2)).answer == CANT_SEE
+
+
+def test_the_sims_short_commands_answer_the_latest_challenge() -> None:
+    from companion.games.vault_assault.commands import describe, parse_command
+
+    state = play(check(escaped().events_applied), state=escaped())
+    assert parse_command("upheld", state) == {"type": "challenge_upheld"}
+    assert parse_command("playon", state) == {"type": "play_on"}
+    with pytest.raises(ValueError, match="takes nothing after it"):
+        parse_command("upheld 2", state)
+    line = describe(check(12))
+    assert line == "camera: escape (event 12) challenged: the camera sees 4 Escapes"

@@ -16,6 +16,7 @@ show. Anything short of proof either way is "can't see", never a challenge.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from companion.games.claims import CANT_SEE, CHALLENGED, CONFIRMED, Claim, Judgement
@@ -65,24 +66,16 @@ def claim_of(before: Any, event: Mapping[str, Any], after: Any) -> Claim | None:
                  robber_sets_of(before, seat))
 
 
-def _dice_data(dice: DiceData | None) -> DiceData:
-    return dice if dice is not None else _shipped()
-
-
-_SHIPPED: list[DiceData] = []
-
-
+@lru_cache(maxsize=1)
 def _shipped() -> DiceData:
-    if not _SHIPPED:
-        _SHIPPED.append(load_dice_data())
-    return _SHIPPED[0]
+    return load_dice_data()
 
 
 def judge(claim: Claim, reading: FrameReading, dice: DiceData | None, sure: float,
           state: Any = None) -> Judgement:
     """The camera's answer to `claim` from one settled reading (`state`: the game now,
     for the player count; None: 2-3 players' dice counts)."""
-    data = _dice_data(dice)
+    data = dice if dice is not None else _shipped()
     players = getattr(state, "players", 0) or 2
     setup = d.SETUPS.get(players, d.SETUPS[2])
     if claim.kind == "escape":

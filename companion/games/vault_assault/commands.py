@@ -34,6 +34,7 @@ empty                        the bank is empty
 impound S [CAR]              arrested seat S loses car 1-3 (default: the next)
 tally S CASH                 end of game: value of seat S's tiles, e.g. 35k
 sticky S FROM|box            sticky fingers: S steals a diamond
+upheld / playon              the camera's challenge: take the claim back / keep it
 undo                         take back the last accepted event
 {"type": ...}                any event as JSON (seats, positions, cars from 0)"""
 
@@ -138,6 +139,10 @@ def parse_command(text: str, state: GameState) -> dict[str, Any]:
         box = args[1].lower() in ("box", "null", "none")
         src = None if box else _seat(args[1], state, "from")
         return {"type": "sticky_fingers", "seat": _seat(args[0], state), "from": src}
+    if word in ("upheld", "playon"):
+        if args:
+            raise ValueError(f"{word} takes nothing after it (it answers the latest challenge)")
+        return {"type": "challenge_upheld" if word == "upheld" else "play_on"}
     if word == "undo":
         return {"type": "undo"}
     raise ValueError(f"unknown command {word!r} (type help)")
@@ -238,6 +243,12 @@ def describe(event: dict[str, Any]) -> str | None:
             return f"sticky {_n(event.get('seat'))} from {src}"
         if kind == "empty":
             return "empty"
+        if kind == "claim_check":
+            return (f"camera: {event.get('claim')} (event {event.get('event')}) "
+                    f"{str(event.get('answer')).replace('_', ' ')}: {event.get('text')}")
+        if kind in ("challenge_upheld", "play_on"):
+            what = "challenge upheld" if kind == "challenge_upheld" else "play on"
+            return what + (f" (event {event['event']})" if "event" in event else "")
     except (TypeError, ValueError, AttributeError):
         pass
     return None
