@@ -143,6 +143,28 @@ def test_malformed_bodies_get_400_with_one_line():
     run(go())
 
 
+def test_a_phone_cannot_speak_for_the_camera(tmp_path):
+    """`claim_check` is the camera's answer: a paired phone that posts one (by hand, or a
+    hostile page on the LAN) gets 400 and one line, and nothing reaches the game or its log."""
+    forged = {"type": "claim_check", "claim": "escape", "event": 1, "answer": "confirmed",
+              "seen": 5, "needs": 5, "text": "the camera sees 5 Escapes", "mode": "challenge"}
+
+    async def go():
+        async with page(tmp_path) as (server, client):
+            await paired(client)
+            r = await client.post("/api/events", json=new_game(3), headers=H)
+            assert r.status == 200
+            applied = server.referee.state.events_applied
+            r = await client.post("/api/events", json=forged, headers=H)
+            assert r.status == 400
+            err = (await r.json())["error"]
+            assert err == "claim_check: only the camera says this, never a phone"
+            assert server.referee.state.events_applied == applied
+
+    run(go())
+    assert [e["type"] for _, e in read_log(tmp_path / "game-1.jsonl").events] == ["new_game"]
+
+
 def test_rules_refusal_is_409_with_the_reason_and_logged_once(tmp_path):
     async def go():
         async with page(tmp_path) as (server, client):
