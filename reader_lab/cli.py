@@ -48,6 +48,8 @@ SCRIPTS: dict[str, tuple[str, str]] = {
                    "the train and validation photos packed small for the accelerator"),
     "train-detector": ("reader_lab.train_detector",
                        "train the big detector on a photo pack (on the accelerator)"),
+    "train-faces": ("reader_lab.train_faces",
+                    "train a face classifier on a photo pack (on the accelerator)"),
     "detector-speed": ("reader_lab.benchmarks.detector_speed",
                        "a detector's multiply-adds and time per frame on one core"),
     "rated-boxes-kept": ("reader_lab.benchmarks.rated_boxes_kept",

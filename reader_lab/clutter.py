@@ -129,10 +129,12 @@ def _clear(x: int, y: int, size: int, boxes: np.ndarray) -> bool:
     return not bool(inside.any())
 
 
-def clutter_scene(seed: int | np.random.Generator, size: int = 512
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def clutter_scene(seed: int | np.random.Generator, size: int = 512,
+                  things: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A size x size BGR uint8 scene and its dice's boxes (N x 4 float32; none in a
-    quarter of the scenes), with things that are not dice around them."""
+    quarter of the scenes), with things that are not dice around them. ``things``: a list
+    that gets each thing's square (x0, y0, x1, y1), its size about its centre (the face
+    classifier's "not a die" crops); the scene is the same either way."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if rng.random() < NO_DICE_SHARE:
         floor = rng.random()
@@ -150,6 +152,8 @@ def clutter_scene(seed: int | np.random.Generator, size: int = 512
         x, y = int(rng.integers(0, size)), int(rng.integers(0, size))
         if _clear(x, y, s, boxes):
             draw_thing(rng, img, str(rng.choice(KINDS)), x, y, s)
+            if things is not None:
+                things.append((x - s / 2, y - s / 2, x + s / 2, y + s / 2))
     if rng.random() < 0.5:
         img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.4, 1.5))
     if rng.random() < 0.5:

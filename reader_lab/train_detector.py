@@ -31,6 +31,7 @@ box every die, so its precision is a floor).
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import os
@@ -145,7 +146,8 @@ def _photometric(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     def uniform(lo: float, hi: float) -> torch.Tensor:
         return (torch.rand(n, generator=gen, device=dev) * (hi - lo) + lo)[:, None, None, None]
 
-    perm = torch.stack([torch.randperm(3, generator=gen, device=dev) for _ in range(n)])
+    # a channel order per image, drawn at once (a randperm per image is a launch each)
+    perm = torch.rand(n, 3, generator=gen, device=dev).argsort(1)
     shuffled = torch.gather(x, 1, perm[:, :, None, None].expand_as(x))
     x = torch.where(chance(0.3), shuffled, x)
     x = torch.where(chance(0.15), x.mean(1, keepdim=True).expand_as(x), x)
@@ -296,6 +298,79 @@ def export(model: torch.nn.Module, path: Path) -> None:
                       opset_version=17, do_constant_folding=True, dynamo=False)
 
 
+
+def pick_device(device: str) -> torch.device:
+    """``auto`` (CUDA when there is one), ``cuda`` or ``cpu``; on CUDA, TF32 and cuDNN's
+    own search for the fastest convolutions are on."""
+    dev = torch.device(("cuda" if torch.cuda.is_available() else "cpu")
+                       if device == "auto" else device)
+    if dev.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    return dev
+
+
+
+def training_parts(model: torch.nn.Module, dev: torch.device, lr: float, seed: int,
+                   start: int):
+    """A call's model (channels last on CUDA), the weights' average (a copy of it), the
+    optimiser and the random generator (seeded by ``seed`` and the step it starts at)."""
+    ema = copy.deepcopy(model).eval()
+    if dev.type == "cuda":
+        model = model.to(memory_format=torch.channels_last)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(seed * 1_000_003 + start)
+    return model, ema, opt, gen
+
+
+
+def optimise(model: torch.nn.Module, ema: torch.nn.Module, opt, loss: torch.Tensor,
+             step: int, steps: int, start: int, peak: float) -> None:
+    """One step at the schedule's rate (``learning_rate``), gradients clipped at norm
+    10, then the weights' average (``average_into``)."""
+    for group in opt.param_groups:
+        group["lr"] = learning_rate(step, steps, step - start, peak)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+    opt.step()
+    average_into(ema, model, step - start)
+
+
+@torch.no_grad()
+def average_into(ema: torch.nn.Module, model: torch.nn.Module, since_start: int) -> None:
+    """One step of the weights' moving average (``EMA_DECAY``, faster over a call's first
+    steps); batch norm's counters are copied."""
+    decay = min(EMA_DECAY, (1 + since_start) / (10 + since_start))
+    for e, m in zip(ema.state_dict().values(), model.state_dict().values(), strict=True):
+        if e.is_floating_point():
+            e.lerp_(m.detach(), 1 - decay)
+        else:
+            e.copy_(m)
+
+
+def append_history(path: Path, record: dict) -> None:
+    """``val.json``: one record per call, appended."""
+    history = json.loads(path.read_text()) if path.exists() else []
+    history.append(record)
+    path.write_text(json.dumps(history, indent=1))
+
+
+def logger(out: Path):
+    """A log function printing a line and appending it to OUT/train.log, and the file
+    to close."""
+    logfile = (out / "train.log").open("a")
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+        logfile.write(line + "\n")
+        logfile.flush()
+
+    return log, logfile
+
+
 def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batch: int,
           size: int, lr: float, scales: tuple[float, float], seed: int,
           resume: str | Path | None = None, device: str = "auto",
@@ -304,13 +379,8 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     weights = dict(weights or TRAIN_WEIGHTS)
-    dev = torch.device(("cuda" if torch.cuda.is_available() else "cpu")
-                       if device == "auto" else device)
+    dev = pick_device(device)
     cuda = dev.type == "cuda"
-    if cuda:
-        torch.backends.cudnn.benchmark = True
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
     t_start = time.time()
     imgs, labels = load_pack(pack)
     side = max(max(i.shape[:2]) for i in imgs)
@@ -339,14 +409,7 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
         blob = load_resume(Path(resume), model)
         start = int(blob["step"])
         log(f"resumed at step {start} from {resume}")
-    ema = BigDetector().to(dev)
-    ema.load_state_dict(model.state_dict())
-    ema.eval()
-    if cuda:
-        model = model.to(memory_format=torch.channels_last)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
-    gen = torch.Generator(device=dev)
-    gen.manual_seed(seed * 1_000_003 + start)
+    model, ema, opt, gen = training_parts(model, dev, lr, seed, start)
     log(f"{parameters(model):,} parameters, {count_macs(ema, 640) / 1e9:.2f} GMAC at 640x640; "
         f"{len(train_i)} training photos, {len(scenes)} scenes, {len(val_i)} validation "
         f"photos on {dev}; "
@@ -359,21 +422,8 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
         hm, wh, mask = targets(boxes, valid, size)
         if cuda:
             x = x.contiguous(memory_format=torch.channels_last)
-        for group in opt.param_groups:
-            group["lr"] = learning_rate(step, steps, step - start, lr)
         loss, l_hm, l_wh = loss_of(model, x, hm, wh, mask, cuda)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
-        opt.step()
-        with torch.no_grad():
-            decay = min(EMA_DECAY, (1 + step - start) / (10 + step - start))
-            for e, m in zip(ema.state_dict().values(), model.state_dict().values(),
-                            strict=True):
-                if e.is_floating_point():
-                    e.lerp_(m.detach(), 1 - decay)
-                else:
-                    e.copy_(m)
+        optimise(model, ema, opt, loss, step, steps, start, lr)
         losses.append(l_hm + 0.5 * l_wh)
         step += 1
         if step % 200 == 0 or step == start + 1:
@@ -391,10 +441,7 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
               "loss_last_200": round(float(np.mean(losses[-200:])), 4) if losses else None,
               "val": val, "batch": batch, "size": size, "lr": lr, "scales": list(scales),
               "rendered": rendered, "rendered_weight": rendered_weight}
-    history_path = out / "val.json"
-    history = json.loads(history_path.read_text()) if history_path.exists() else []
-    history.append(record)
-    history_path.write_text(json.dumps(history, indent=1))
+    append_history(out / "val.json", record)
     best = val[f"{THRESHOLDS[0]:.1f}"]
     log(f"val: step {step}, recall {best['recall']:.1%} precision {best['precision']:.1%} "
         f"at {THRESHOLDS[0]} ({best['dice']} dice); " + "; ".join(
@@ -440,13 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--rendered must be 0-20000 and --rendered-weight at least 0")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    logfile = (out / "train.log").open("a")
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-        logfile.write(line + "\n")
-        logfile.flush()
-
+    log, logfile = logger(out)
     try:
         train(args.pack, out, minutes=args.minutes, steps=args.steps, batch=args.batch,
               size=args.size, lr=args.lr, scales=args.scales, seed=args.seed,

@@ -180,3 +180,20 @@ def test_a_call_with_clutter_scenes_trains_on_them_too(tmp_path):
     assert record["rendered"] == 3
     assert any("3 clutter scenes" in line for line in lines)
     assert any("3 scenes" in line for line in lines)
+
+
+@needs_model
+def test_detector_speed_times_face_networks_on_a_frame_of_crops(capsys):
+    from reader_lab.benchmarks import detector_speed
+
+    ups = [MODEL_DIR / "classifier_upright.onnx", MODEL_DIR / "classifier_upright_c28.onnx"]
+    assert detector_speed.main(["--no-detector", "--new-faces", "--dice", "4", "--runs", "1",
+                                "--classifiers", *map(str, ups)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("classifier_upright.onnx: ") and "4 crops of 64 px" in out[0]
+    assert out[1].startswith("classifier_upright_c28.onnx: ") and "of 48 px" in out[1]
+    assert out[2].startswith("classifier_upright_dev.onnx: ") and "of 64 px" in out[2]
+    assert out[3].startswith("the 2 named together: ")
+    assert out[-1].startswith("load average: ")
+    with pytest.raises(SystemExit):
+        detector_speed.main(["--dice", "0"])

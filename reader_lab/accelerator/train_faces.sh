@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One call on the accelerator (the device tool's `run`), from the repository root:
+#
+#   run  command: bash reader_lab/accelerator/train_faces.sh
+#        carry:   [".lab/pack", ".lab/faces"]      timeout_s: 600
+#
+# Trains the face classifier (python -m reader_lab train-faces: width 1.5, 64 px crops)
+# for MINUTES (default 8) on the carried photo pack, resuming from .lab/faces/resume.pt
+# when it was carried, and leaves in $OUT/faces what comes back: resume.pt,
+# classifier_upright_dev.onnx, val.json (the history, one record per call), train.log,
+# console.log. Copy that folder to .lab/faces for the next call (and the network into a
+# model folder to measure it: docs/reader.md). Tried on the CPU first with DEVICE=cpu
+# MINUTES=0.5 BATCH=16 RENDERED=8 OUT=/tmp/o PACK=<a --limit pack>.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+: "${OUT:?OUT names the folder whose files come back}"
+export PYTHONUNBUFFERED=1 PYTHONPATH=.
+mkdir -p "$OUT/faces"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
+resume=()
+if [ -f .lab/faces/resume.pt ]; then resume=(--resume .lab/faces/resume.pt); fi
+if [ -f .lab/faces/val.json ]; then cp .lab/faces/val.json "$OUT/faces/val.json"; fi
+python3 -m reader_lab train-faces --pack "${PACK:-.lab/pack}" --out "$OUT/faces" "${resume[@]}" \
+  --minutes "${MINUTES:-8}" --steps "${STEPS:-12000}" --batch "${BATCH:-512}" \
+  --width "${WIDTH:-1.5}" --crop "${CROP:-64}" --device "${DEVICE:-auto}" \
+  --rendered "${RENDERED:-2000}" 2>&1 | tee "$OUT/faces/console.log"
+ls -la "$OUT/faces"

@@ -1,0 +1,551 @@
+"""Train a face classifier on a photo pack: on the accelerator (CUDA, bf16, every crop cut
+and changed on the GPU), or slowly on the CPU to try it.
+
+    python -m reader_lab photo-pack .lab/pack
+    python -m reader_lab train-faces --pack .lab/pack --out .lab/faces --minutes 8
+    python -m reader_lab train-faces --pack .lab/pack --baseline companion/data/models
+
+The network is the companion's upright classifier (``train_reader.Classifier``: a
+``--crop`` px crop spanning ``CROP_SPAN`` die sides -> 7 logits, faces 1-6 and "not a
+die", and a 64-number embedding), ``--width`` times as wide. Crops keep the photo's up
+(turned a little, mirrored half the time), as the upright classifiers of record do.
+
+Each call trains for at most ``--minutes`` of wall time, then writes into OUT:
+``resume.pt`` (the weights' moving average at half precision and the step reached),
+``NAME.onnx`` (that average in the companion's classifier format, ``--name``,
+``classifier_upright_dev`` unless named), ``val.json`` (the call's figures, appended) and
+``train.log``. ``--resume`` continues one cosine schedule over ``--steps`` across calls, as
+``train-detector`` does.
+
+What it learns from, per batch: the dice of the training sets (each set's weight shared by
+its dice; a crop centred on the die by 6% of its side, 0.8-1.3 times its span), and
+``--negatives`` of the batch "not a die": parts of dice (a third to two thirds of a die,
+off its centre), table with no die (only from sets that box every die, so no unlabelled die
+is taught as table) and, with ``--rendered N``, the things of N clutter scenes
+(``reader_lab.clutter``: coins, buttons, tokens, cards, knobs; the scenes' dice are never
+cut as table). Colours, blur, noise and a lower resolution for a tenth of the crops are
+drawn as ``train-detector`` draws them.
+
+Validation cuts every labelled die of the pack's validation sets with the companion's own
+``crop`` (OpenCV, as the reader cuts them at the table) and, on the sets that box every die,
+one crop of table per die: the share of dice read right, read "not a die" and read as
+another face, and of table read "not a die". ``--baseline DIR`` prints the same figures for
+a model folder's reader (``LearnedReader.classify``: its networks and views mixed as at the
+table) and trains nothing: the figure a new network must reach.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from companion.vision.learned_model import crop
+from companion.vision.learned_spec import CROP_SPAN, NOT_A_DIE
+from reader_lab import dice_photos
+from reader_lab.photo_pack import PackError, load_pack
+from reader_lab.train_detector import (
+    TRAIN_WEIGHTS,
+    VAL_SETS,
+    TrainError,
+    _half,
+    _photometric,
+    append_history,
+    logger,
+    optimise,
+    pick_device,
+    training_parts,
+)
+from reader_lab.train_reader import UPRIGHT_TURN, Classifier, _export_cls
+
+PAD = 114
+RESUME_VERSION = 1
+CENTRE_SD = 0.06  # of the die's side: how far a die's crop centre wanders
+SPAN_JITTER = (0.8, 1.3)  # a die's crop: that many times its span
+PART_SIZE = (0.33, 0.67)  # a part of a die: its crop that share of the die's span
+TABLE_SPAN = (0.7, 1.5)  # a crop of table: a die of the photo's, that many times its span
+LOW_RES_SHARE = 0.1  # crops seen shrunk to 10 px .. three quarters of their side
+KINDS = ("part", "table", "thing")
+DEFAULT_WIDTH = 1.5  # at 64 px: 62M multiply-adds a crop, under the three networks of record
+DEFAULT_CROP = 64
+
+
+class Crops:
+    """The pack's photos on the device (letterboxed into one uint8 tensor) and what a
+    crop is cut around: every labelled die (photo, box, face), the photos whose every die
+    is boxed (where table may be cut), and the things of the clutter scenes."""
+
+    def __init__(self, imgs: list[np.ndarray], boxes: list[np.ndarray],
+                 faces: list[np.ndarray | None], whole: list[bool],
+                 things: list[np.ndarray], device: torch.device,
+                 weights: list[float]) -> None:
+        side = max(max(i.shape[:2]) for i in imgs)
+        n = len(imgs)
+        canvas = np.full((n, side, side, 3), PAD, np.uint8)
+        wh = np.zeros((n, 2), np.float32)
+        most = max(1, max(len(b) for b in boxes))
+        centres = np.full((n, most, 2), -1e6, np.float32)
+        die_rows, die_w, thing_rows, sizes = [], [], [], []
+        for i, (img, b, f) in enumerate(zip(imgs, boxes, faces, strict=True)):
+            h, w = img.shape[:2]
+            canvas[i, :h, :w] = img
+            wh[i] = w, h
+            if len(b):
+                centres[i, :len(b)] = np.stack([(b[:, 0] + b[:, 2]) / 2,
+                                                (b[:, 1] + b[:, 3]) / 2], 1)
+            for k, box in enumerate(b):
+                s = float(max(box[2] - box[0], box[3] - box[1]))
+                if s < 4:
+                    continue
+                sizes.append(s)
+                if f is not None:
+                    die_rows.append([i, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, s,
+                                     int(f[k]) - 1])
+                    die_w.append(weights[i])
+            for box in things[i]:
+                thing_rows.append([i, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2,
+                                   float(max(box[2] - box[0], box[3] - box[1]))])
+        if not die_rows:
+            raise TrainError("no labelled die to train on")
+        self.side, self.device = side, device
+        self.images = torch.from_numpy(canvas).to(device).permute(0, 3, 1, 2).contiguous()
+        self.wh = torch.from_numpy(wh).to(device)
+        self.centres = torch.from_numpy(centres).to(device)
+        dice = torch.tensor(die_rows, dtype=torch.float32, device=device)
+        self.die_photo, self.die_xys, self.die_face = (dice[:, 0].long(), dice[:, 1:4],
+                                                       dice[:, 4].long())
+        share = torch.tensor(die_w, dtype=torch.float64)
+        self.die_share = (share / share.sum()).to(device)
+        self.table_photos = torch.tensor([i for i in range(n) if whole[i]], dtype=torch.long,
+                                         device=device)
+        self.typical = float(np.median(sizes)) if sizes else side / 10
+        things_t = torch.tensor(thing_rows, dtype=torch.float32, device=device).reshape(-1, 4)
+        self.thing_photo, self.thing_xys = things_t[:, 0].long(), things_t[:, 1:4]
+        # each photo's dice's sizes (its table crops take one of them)
+        own = np.full((n, most), self.typical, np.float32)
+        count = np.ones(n, np.int64)
+        for i, b in enumerate(boxes):
+            s = [float(max(x1 - x0, y1 - y0)) for x0, y0, x1, y1 in b]
+            s = [v for v in s if v >= 4]
+            if s:
+                own[i, :len(s)], count[i] = s, len(s)
+        self.photo_sizes = torch.from_numpy(own).to(device)
+        self.photo_count = torch.from_numpy(count).to(device)
+
+    def __len__(self) -> int:
+        return int(self.die_photo.shape[0])
+
+
+def cut(images: torch.Tensor, wh: torch.Tensor, photo: torch.Tensor, cx: torch.Tensor,
+        cy: torch.Tensor, span: torch.Tensor, angle: torch.Tensor, mirror: torch.Tensor,
+        size: int) -> torch.Tensor:
+    """Crops (n x 3 x size x size, 0-1) of ``images`` (uint8, letterboxed squares): each
+    centred on (cx, cy) in its photo's pixels, ``span`` pixels across, turned by ``angle``
+    degrees as ``learned_model.crop`` turns it, mirrored left to right where ``mirror``;
+    outside the photo its edge is repeated (the companion's border)."""
+    n, dev, side = photo.shape[0], images.device, images.shape[-1]
+    # as cv2.warpAffine samples: output pixel j reads the source pixel (index, not edge)
+    # coordinate cx + (j - size / 2) * span / size, turned about the centre
+    u = (torch.arange(size, device=dev, dtype=torch.float32) - size / 2) / size
+    ux = u[None, None, :].expand(n, size, size) * span[:, None, None]
+    uy = u[None, :, None].expand(n, size, size) * span[:, None, None]
+    a = torch.deg2rad(angle)[:, None, None]
+    # getRotationMatrix2D turns the content by +angle (counter-clockwise on screen): the
+    # output offset (ux, uy) reads the source at that offset turned back; + 0.5 makes a
+    # pixel index a position (pixel i spans i..i+1)
+    x = cx[:, None, None] + 0.5 + ux * torch.cos(a) - uy * torch.sin(a)
+    y = cy[:, None, None] + 0.5 + ux * torch.sin(a) + uy * torch.cos(a)
+    w, h = wh[photo, 0][:, None, None], wh[photo, 1][:, None, None]
+    x = torch.minimum(torch.clamp(x, min=0.5), w - 0.5)
+    y = torch.minimum(torch.clamp(y, min=0.5), h - 0.5)
+    grid = torch.stack([x * 2 / side - 1, y * 2 / side - 1], -1)
+    src = images[photo].float() / 255
+    out = F.grid_sample(src, grid, mode="bilinear", padding_mode="border",
+                        align_corners=False)
+    return torch.where(mirror[:, None, None, None], out.flip(-1), out)
+
+
+def _uniform(gen: torch.Generator, n: int, lo: float, hi: float, dev) -> torch.Tensor:
+    return torch.rand(n, generator=gen, device=dev) * (hi - lo) + lo
+
+
+def draw(data: Crops, batch: int, negatives: float, size: int, gen: torch.Generator,
+         photometric: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """One batch: crops (batch x 3 x size x size) and their classes (face - 1, or
+    ``NOT_A_DIE``)."""
+    dev = data.device
+    kinds = [k for k in KINDS if k != "thing" or len(data.thing_photo)]
+    if not len(data.table_photos):
+        kinds.remove("table")
+    n_neg = round(batch * negatives) if kinds else 0
+    n_die = batch - n_neg
+    per = [n_neg // len(kinds) + (k < n_neg % len(kinds)) for k in range(len(kinds))]
+    photos, xs, ys, spans, labels, free = [], [], [], [], [], []
+
+    def dice(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        k = torch.multinomial(data.die_share, n, replacement=True, generator=gen)
+        return k, data.die_xys[k]
+
+    k, xys = dice(n_die)
+    photos.append(data.die_photo[k])
+    xs.append(xys[:, 0] + torch.randn(n_die, generator=gen, device=dev) * CENTRE_SD * xys[:, 2])
+    ys.append(xys[:, 1] + torch.randn(n_die, generator=gen, device=dev) * CENTRE_SD * xys[:, 2])
+    spans.append(xys[:, 2] * CROP_SPAN * _uniform(gen, n_die, *SPAN_JITTER, dev))
+    labels.append(data.die_face[k])
+    free.append(torch.zeros(n_die, dtype=torch.bool, device=dev))
+    for kind, m in zip(kinds, per, strict=True):
+        if m == 0:
+            continue
+        if kind == "part":
+            k, xys = dice(m)
+            away = xys[:, 2] * _uniform(gen, m, *PART_SIZE, dev)
+            turn = _uniform(gen, m, 0, 2 * math.pi, dev)
+            photos.append(data.die_photo[k])
+            xs.append(xys[:, 0] + away * torch.cos(turn))
+            ys.append(xys[:, 1] + away * torch.sin(turn))
+            spans.append(xys[:, 2] * CROP_SPAN * _uniform(gen, m, *PART_SIZE, dev))
+        elif kind == "table":
+            p = data.table_photos[torch.randint(len(data.table_photos), (m,), generator=gen,
+                                                device=dev)]
+            pick = torch.randint(1 << 30, (m,), generator=gen, device=dev) % data.photo_count[p]
+            sizes = data.photo_sizes[p, pick]
+            span = sizes * CROP_SPAN * _uniform(gen, m, *TABLE_SPAN, dev)
+            cx = torch.rand(m, generator=gen, device=dev) * data.wh[p, 0]
+            cy = torch.rand(m, generator=gen, device=dev) * data.wh[p, 1]
+            photos.append(p)
+            xs.append(cx)
+            ys.append(cy)
+            spans.append(span)
+        else:
+            k = torch.randint(len(data.thing_photo), (m,), generator=gen, device=dev)
+            xys = data.thing_xys[k]
+            photos.append(data.thing_photo[k])
+            xs.append(xys[:, 0] + torch.randn(m, generator=gen, device=dev) * CENTRE_SD * xys[:, 2])
+            ys.append(xys[:, 1] + torch.randn(m, generator=gen, device=dev) * CENTRE_SD * xys[:, 2])
+            spans.append(xys[:, 2] * CROP_SPAN * _uniform(gen, m, *SPAN_JITTER, dev))
+        labels.append(torch.full((m,), NOT_A_DIE, dtype=torch.long, device=dev))
+        free.append(torch.full((m,), kind != "part", dtype=torch.bool, device=dev))
+    photo, cx, cy = torch.cat(photos), torch.cat(xs), torch.cat(ys)
+    span, label = torch.cat(spans), torch.cat(labels)
+    # table and things: dropped where a labelled die's centre is within the crop's
+    # middle half
+    near = ((data.centres[photo, :, 0] - cx[:, None]).abs() < span[:, None] * 0.45) & (
+        (data.centres[photo, :, 1] - cy[:, None]).abs() < span[:, None] * 0.45)
+    off = ~(torch.cat(free) & near.any(1))
+    photo, cx, cy, span, label = photo[off], cx[off], cy[off], span[off], label[off]
+    m = photo.shape[0]
+    angle = torch.randn(m, generator=gen, device=dev) * UPRIGHT_TURN
+    mirror = torch.rand(m, generator=gen, device=dev) < 0.5
+    x = cut(data.images, data.wh, photo, cx, cy, span, angle, mirror, size)
+    if photometric:
+        x = _photometric(x, gen)
+        low = torch.rand(m, generator=gen, device=dev) < LOW_RES_SHARE
+        if bool(low.any()):
+            s = int(torch.randint(10, max(11, size * 3 // 4), (1,), generator=gen,
+                                  device=dev))
+            small = F.interpolate(x[low], size=(s, s), mode="area")
+            x[low] = F.interpolate(small, size=(size, size), mode="bilinear",
+                                   align_corners=False)
+    return x, label
+
+
+def table_place(rng: np.random.Generator, w: int, h: int, die_side: float,
+                boxes: np.ndarray) -> tuple[float, float, float] | None:
+    """A crop of table near a die's size: (cx, cy, span) with no box's centre in the
+    crop's middle half, or None when 20 draws found no such place."""
+    for _ in range(20):
+        span = die_side * CROP_SPAN * rng.uniform(*TABLE_SPAN)
+        cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+        if not any(abs(cx - (d[0] + d[2]) / 2) < span * 0.45
+                   and abs(cy - (d[1] + d[3]) / 2) < span * 0.45 for d in boxes):
+            return cx, cy, span
+    return None
+
+
+def val_crops(imgs: list[np.ndarray], boxes: list[np.ndarray], faces: list[np.ndarray],
+              whole: list[bool], size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Every labelled die of the photos cut as the companion cuts it (``crop``), and one
+    crop of table per die where a photo boxes every die: crops (n x size x size x 3 BGR)
+    and their classes."""
+    rng = np.random.default_rng(seed)
+    out, classes = [], []
+    for img, b, f, all_boxed in zip(imgs, boxes, faces, whole, strict=True):
+        h, w = img.shape[:2]
+        for box, face in zip(b, f, strict=True):
+            s = float(max(box[2] - box[0], box[3] - box[1]))
+            out.append(crop(img, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2,
+                            s * CROP_SPAN, size=size))
+            classes.append(int(face) - 1)
+            place = table_place(rng, w, h, s, b) if all_boxed else None
+            if place is not None:
+                out.append(crop(img, *place, size=size))
+                classes.append(NOT_A_DIE)
+    return (np.stack(out) if out else np.zeros((0, size, size, 3), np.uint8),
+            np.array(classes, np.int64))
+
+
+def figures(pred: np.ndarray, classes: np.ndarray) -> dict:
+    """Dice read right, "not a die" and as another face; table read "not a die"."""
+    die = classes != NOT_A_DIE
+    dice, table = int(die.sum()), int((~die).sum())
+    right = int((pred[die] == classes[die]).sum())
+    nod = int((pred[die] == NOT_A_DIE).sum())
+    return {"dice": dice, "right": round(right / max(1, dice), 4),
+            "not_a_die": round(nod / max(1, dice), 4),
+            "other_face": round((dice - right - nod) / max(1, dice), 4),
+            "table": table,
+            "table_right": round(int((pred[~die] == NOT_A_DIE).sum()) / max(1, table), 4)}
+
+
+def summary(v: dict) -> str:
+    """One set's figures in a line's part."""
+    table = (f"; table {v['table_right']:.1%} of {v['table']} read not a die" if v["table"]
+             else "")
+    return (f"{v['right']:.1%} of {v['dice']} dice right, {v['not_a_die']:.1%} not a die, "
+            f"{v['other_face']:.1%} another face{table}")
+
+
+@torch.no_grad()
+def evaluate(model: torch.nn.Module, sets: dict[str, tuple[np.ndarray, np.ndarray]],
+             device: torch.device) -> dict:
+    model.eval()
+    out = {}
+    for name, (crops, classes) in sets.items():
+        preds = []
+        for k in range(0, len(crops), 512):
+            x = torch.from_numpy(crops[k:k + 512]).to(device).permute(0, 3, 1, 2).float() / 255
+            preds.append(model(x)[0].argmax(1).cpu().numpy())
+        out[name] = figures(np.concatenate(preds) if preds else np.zeros(0, np.int64), classes)
+    model.train()
+    return out
+
+
+def _val_sets(pack: str | Path, size: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    out = {}
+    for name in VAL_SETS:
+        imgs, labels = load_pack(pack, (name,))
+        if not imgs:
+            continue
+        out[name] = val_crops(imgs, [lab.boxes for lab in labels],
+                              [lab.faces for lab in labels],
+                              [dice_photos.fully_labelled(name)] * len(imgs), size)
+    return out
+
+
+def baseline(pack: str | Path, model_dir: str | Path) -> dict:
+    """The figures of a model folder's reader on the pack's validation crops: its own
+    ``classify`` on the labelled boxes, and on the same table crops (cut at its crop side,
+    the boxes given as its networks' crops span)."""
+    from companion.vision.learned import LearnedReader
+
+    reader = LearnedReader(model_dir)
+    out = {}
+    for name in VAL_SETS:
+        imgs, labels = load_pack(pack, (name,))
+        if not imgs:
+            continue
+        whole = dice_photos.fully_labelled(name)
+        preds, classes = [], []
+        rng = np.random.default_rng(0)
+        for img, lab in zip(imgs, labels, strict=True):
+            boxes = [list(b) for b in lab.boxes]
+            table = []
+            h, w = img.shape[:2]
+            for b in lab.boxes if whole else ():
+                place = table_place(rng, w, h, float(max(b[2] - b[0], b[3] - b[1])),
+                                    lab.boxes)
+                if place is not None:
+                    cx, cy, span = place
+                    half = span / CROP_SPAN / 2  # the box whose crop spans that
+                    table.append([cx - half, cy - half, cx + half, cy + half])
+            every = boxes + table
+            if every:
+                probs, _ = reader.classify(img, every)
+                preds.append(np.asarray(probs).argmax(1))
+            classes.append(np.concatenate([lab.faces - 1,
+                                           np.full(len(table), NOT_A_DIE, np.int64)]))
+        out[name] = figures(np.concatenate(preds), np.concatenate(classes))
+    return out
+
+
+def load_resume(path: Path, model: torch.nn.Module, arch: dict) -> dict:
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file: one line
+        raise TrainError(f"{path}: not a resume file ({str(exc).splitlines()[0]})") from None
+    if not isinstance(blob, dict) or blob.get("version") != RESUME_VERSION \
+            or blob.get("kind") != "faces":
+        raise TrainError(f"{path}: not a version {RESUME_VERSION} face classifier resume file")
+    if blob.get("arch") != arch:
+        raise TrainError(f"{path}: made for {blob.get('arch')}, not {arch}")
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v
+                           for k, v in blob["weights"].items()})
+    return blob
+
+
+def save_resume(path: Path, ema: torch.nn.Module, step: int, steps: int, seed: int,
+                arch: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save({"version": RESUME_VERSION, "kind": "faces", "arch": arch, "step": step,
+                "steps": steps, "seed": seed, "weights": _half(ema.state_dict())}, tmp)
+    tmp.replace(path)
+
+
+def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batch: int,
+          crop_size: int, width: float, lr: float, negatives: float, seed: int,
+          name: str = "classifier_upright_dev", resume: str | Path | None = None,
+          device: str = "auto", rendered: int = 0, log=print) -> dict:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    dev = pick_device(device)
+    cuda = dev.type == "cuda"
+    t_start = time.time()
+    imgs, labels = load_pack(pack, tuple(TRAIN_WEIGHTS))
+    if not imgs:
+        raise TrainError(f"{pack}: no photos of the training sets {', '.join(TRAIN_WEIGHTS)}")
+    counts = {s: sum(lab.set == s for lab in labels) for s in TRAIN_WEIGHTS}
+    weights = [TRAIN_WEIGHTS[lab.set] / counts[lab.set] / max(1, len(lab.boxes))
+               for lab in labels]
+    boxes = [lab.boxes for lab in labels]
+    faces: list[np.ndarray | None] = [lab.faces for lab in labels]
+    whole = [dice_photos.fully_labelled(lab.set) for lab in labels]
+    things: list[np.ndarray] = [np.zeros((0, 4), np.float32)] * len(imgs)
+    if rendered > 0:
+        t_scenes = time.time()
+        scenes = _scenes(rendered, seed)
+        for img, dice_boxes, thing_boxes in scenes:
+            imgs.append(img)
+            boxes.append(dice_boxes)
+            faces.append(None)  # drawn from any side: not an upright die to learn
+            whole.append(False)
+            things.append(thing_boxes)
+            weights.append(0.0)
+        log(f"{len(scenes)} clutter scenes drawn in {time.time() - t_scenes:.0f}s")
+    data = Crops(imgs, boxes, faces, whole, things, dev, weights)
+    val = _val_sets(pack, crop_size)
+    arch = {"width": width, "crop": crop_size}
+    model = Classifier(width).to(dev)
+    start = 0
+    if resume is not None:
+        start = int(load_resume(Path(resume), model, arch)["step"])
+        log(f"resumed at step {start} from {resume}")
+    model, ema, opt, gen = training_parts(model, dev, lr, seed, start)
+    params = sum(p.numel() for p in model.parameters())
+    log(f"{params:,} parameters, {crop_size} px crops; {len(data)} dice, "
+        f"{len(data.table_photos)} photos to cut table from, {len(data.thing_photo)} things; "
+        f"{sum(len(c) for c, _ in val.values())} validation crops on {dev}; "
+        f"loaded in {time.time() - t_start:.0f}s")
+    deadline = t_start + minutes * 60
+    step, t0, losses = start, time.time(), []
+    while step < steps and time.time() < deadline:
+        x, y = draw(data, batch, negatives, crop_size, gen)
+        if cuda:
+            x = x.contiguous(memory_format=torch.channels_last)
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=cuda):
+            logits, _ = model(x)
+        loss = F.cross_entropy(logits.float(), y, label_smoothing=0.05)
+        optimise(model, ema, opt, loss, step, steps, start, lr)
+        losses.append(loss.item())
+        step += 1
+        if step % 200 == 0 or step == start + 1:
+            rate = (step - start) / max(1e-6, time.time() - t0)
+            log(f"step {step}/{steps} loss {np.mean(losses[-200:]):.3f} "
+                f"lr {opt.param_groups[0]['lr']:.2e} {rate:.1f} steps/s")
+    trained = time.time() - t0
+    save_resume(out / "resume.pt", ema, step, steps, seed, arch)
+    cpu_ema = Classifier(width)
+    cpu_ema.load_state_dict({k: v.float().cpu() for k, v in ema.state_dict().items()})
+    cpu_ema.eval()
+    figs = evaluate(cpu_ema, val, torch.device("cpu"))
+    _export_cls(cpu_ema, out, name, crop_size=crop_size)
+    record = {"steps_done": step, "steps": steps, "this_call_steps": step - start,
+              "train_seconds": round(trained, 1), "device": str(dev), "batch": batch,
+              "crop": crop_size, "width": width, "lr": lr, "negatives": negatives,
+              "rendered": rendered, "name": name,
+              "loss_last_200": round(float(np.mean(losses[-200:])), 4) if losses else None,
+              "val": figs}
+    append_history(out / "val.json", record)
+    log(f"val: step {step}; " + "; ".join(f"{s}: {summary(v)}" for s, v in figs.items()))
+    return record
+
+
+def _scene_with_things(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from reader_lab.clutter import clutter_scene
+
+    things: list = []
+    img, boxes = clutter_scene(seed, 512, things)
+    return img, boxes, np.array(things, np.float32).reshape(-1, 4)
+
+
+def _scenes(n: int, seed: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``n`` clutter scenes with their things' squares, drawn on every core (the seeds
+    ``train-detector`` draws its scenes from, so both see the same scenes)."""
+    import os
+
+    seeds = [seed * 1_000_003 + 7_919 * k for k in range(n)]
+    workers = os.cpu_count() or 1
+    if workers > 1 and n > 8:
+        import multiprocessing as mp
+
+        with mp.get_context("spawn").Pool(workers) as pool:
+            return pool.map(_scene_with_things, seeds, chunksize=max(1, n // (workers * 4)))
+    return [_scene_with_things(s) for s in seeds]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m reader_lab train-faces",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pack", required=True, help="a photo pack (python -m reader_lab photo-pack)")
+    ap.add_argument("--out", help="where the call's files go")
+    ap.add_argument("--baseline", metavar="DIR", help="print a model folder's figures on "
+                    "the same validation crops, and train nothing")
+    ap.add_argument("--resume", default=None, help="a resume.pt to continue from")
+    ap.add_argument("--minutes", type=float, default=8.0, help="wall time for training")
+    ap.add_argument("--steps", type=int, default=12000, help="the whole schedule's steps")
+    ap.add_argument("--batch", type=int, default=512)
+    ap.add_argument("--crop", type=int, default=DEFAULT_CROP, help="the crop's side (px, /16)")
+    ap.add_argument("--width", type=float, default=DEFAULT_WIDTH, help="channels, times the "
+                    "classifiers of record's (1.5 at 64 px: 62M multiply-adds a crop, "
+                    "less than the three networks of record together)")
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--negatives", type=float, default=0.3, help="the share of each batch "
+                    "that is not a die")
+    ap.add_argument("--name", default="classifier_upright_dev",
+                    help="the exported network's file name, without .onnx")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="auto", help="auto, cuda or cpu")
+    ap.add_argument("--rendered", type=int, default=0, help="clutter scenes whose things "
+                    "are cut as 'not a die' (drawn at the start on every core)")
+    args = ap.parse_args(argv)
+    try:
+        if args.baseline:
+            for name, v in baseline(args.pack, args.baseline).items():
+                print(f"{name}: {summary(v)}")
+            return 0
+        if not args.out:
+            ap.error("--out is needed to train (or --baseline DIR to measure a model)")
+        if args.crop % 16 or not 32 <= args.crop <= 128:
+            ap.error("--crop must be a multiple of 16 in 32-128")
+        if args.batch < 1 or args.steps < 1 or args.minutes <= 0:
+            ap.error("--batch, --steps and --minutes must be positive")
+        if not 0 <= args.negatives < 1 or not 0.25 <= args.width <= 4:
+            ap.error("--negatives must be in 0-1 and --width in 0.25-4")
+        if not 0 <= args.rendered <= 20000:
+            ap.error("--rendered must be 0-20000")
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        log, logfile = logger(out)
+        with logfile:
+            train(args.pack, out, minutes=args.minutes, steps=args.steps, batch=args.batch,
+                  crop_size=args.crop, width=args.width, lr=args.lr,
+                  negatives=args.negatives, seed=args.seed, name=args.name,
+                  resume=args.resume, device=args.device, rendered=args.rendered, log=log)
+    except (TrainError, PackError) as exc:
+        print(f"train-faces: {exc}")
+        return 2
+    return 0
