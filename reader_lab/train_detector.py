@@ -241,6 +241,44 @@ def evaluate(model: torch.nn.Module, imgs: list[np.ndarray], boxes: list[np.ndar
     return out
 
 
+
+class OnnxDetector:
+    """An ONNX detector (the companion's format) called as ``evaluate`` calls a network:
+    ``model(x)`` -> (hm, wh) tensors, on one thread of ONNX Runtime."""
+
+    def __init__(self, path: str | Path) -> None:
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = opts.inter_op_num_threads = 1
+        try:
+            self.session = ort.InferenceSession(str(path), opts,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - ONNX Runtime's own kinds: one line
+            raise TrainError(f"{path}: cannot load the detector "
+                             f"({str(exc).strip().splitlines()[0]})") from None
+
+    def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        hm, wh = self.session.run(["hm", "wh"], {"image": x.cpu().numpy()})
+        return torch.from_numpy(hm), torch.from_numpy(wh)
+
+    def eval(self) -> OnnxDetector:
+        return self
+
+    def train(self, mode: bool = True) -> OnnxDetector:
+        return self
+
+
+def baseline(pack: str | Path, detector: str | Path) -> dict:
+    """``evaluate``'s figures for an ONNX detector on the pack's validation photos: the
+    bar a trained big detector's ``val.json`` is read against."""
+    imgs, labels = load_pack(pack, VAL_SETS)
+    if not imgs:
+        raise TrainError(f"{pack}: no photos of the validation sets {', '.join(VAL_SETS)}")
+    return evaluate(OnnxDetector(detector), imgs, [lab.boxes for lab in labels],
+                    torch.device("cpu"))
+
+
 def _scene(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return clutter_scene(seed, 512)
 
@@ -464,7 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m reader_lab train-detector",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--pack", required=True, help="a photo pack (python -m reader_lab photo-pack)")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="where the call's files go")
+    ap.add_argument("--baseline", metavar="ONNX", help="print a detector's figures on the "
+                    "pack's validation photos, and train nothing")
     ap.add_argument("--resume", default=None, help="a resume.pt to continue from")
     ap.add_argument("--minutes", type=float, default=8.0, help="wall time for training")
     ap.add_argument("--steps", type=int, default=60000, help="the whole schedule's steps")
@@ -485,14 +525,23 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--batch, --steps and --minutes must be positive")
     if not 0 <= args.rendered <= 20000 or args.rendered_weight < 0:
         ap.error("--rendered must be 0-20000 and --rendered-weight at least 0")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    log, logfile = logger(out)
+    if not args.out and not args.baseline:
+        ap.error("--out is needed to train (or --baseline ONNX to measure a detector)")
     try:
-        train(args.pack, out, minutes=args.minutes, steps=args.steps, batch=args.batch,
-              size=args.size, lr=args.lr, scales=args.scales, seed=args.seed,
-              resume=args.resume, device=args.device, rendered=args.rendered,
-              rendered_weight=args.rendered_weight, log=log)
+        if args.baseline:
+            for t, v in baseline(args.pack, args.baseline).items():
+                print(f"threshold {t}: recall {v['recall']:.1%} ({v['found']} of {v['dice']} "
+                      f"dice), precision {v['precision']:.1%} ({v['false']} peaks on no "
+                      "labelled die)")
+            return 0
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        log, logfile = logger(out)
+        with logfile:
+            train(args.pack, out, minutes=args.minutes, steps=args.steps, batch=args.batch,
+                  size=args.size, lr=args.lr, scales=args.scales, seed=args.seed,
+                  resume=args.resume, device=args.device, rendered=args.rendered,
+                  rendered_weight=args.rendered_weight, log=log)
     except (TrainError, PackError) as exc:
         print(f"train-detector: {exc}")
         return 2

@@ -197,3 +197,27 @@ def test_detector_speed_times_face_networks_on_a_frame_of_crops(capsys):
     assert out[-1].startswith("load average: ")
     with pytest.raises(SystemExit):
         detector_speed.main(["--dice", "0"])
+
+
+@needs_model
+def test_the_baseline_counts_an_onnx_detector_as_a_trained_one_is_counted(tmp_path, capsys):
+    _pack(tmp_path / "pack")
+    onnx_file = tmp_path / "big.onnx"
+    model = BigDetector().eval()
+    T.export(model, onnx_file)
+    imgs = [_photo()[0]] * 2
+    boxes = [_photo()[1]] * 2
+    # the same figures from the ONNX file as from the network it was exported from
+    assert T.evaluate(T.OnnxDetector(onnx_file), imgs, boxes, torch.device("cpu")) == \
+        T.evaluate(model, imgs, boxes, torch.device("cpu"))
+    assert T.main(["--pack", str(tmp_path / "pack"), "--baseline",
+                   str(MODEL_DIR / "detector.onnx")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in out] == ["threshold 0.3", "threshold 0.5",
+                                                    "threshold 0.7"]
+    assert all(" of 4 dice)" in line for line in out)
+    assert T.main(["--pack", str(tmp_path / "pack"), "--baseline",
+                   str(tmp_path / "missing.onnx")]) == 2
+    assert "cannot load the detector" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        T.main(["--pack", str(tmp_path / "pack")])  # neither --out nor --baseline
