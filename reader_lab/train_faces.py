@@ -46,7 +46,7 @@ import torch
 import torch.nn.functional as F
 
 from companion.vision.learned_model import crop
-from companion.vision.learned_spec import CROP_SPAN, NOT_A_DIE
+from companion.vision.learned_spec import CROP_SPAN, NOT_A_DIE, PAD_VALUE
 from reader_lab import dice_photos
 from reader_lab.photo_pack import PackError, load_pack
 from reader_lab.train_detector import (
@@ -62,14 +62,13 @@ from reader_lab.train_detector import (
     training_parts,
 )
 from reader_lab.train_reader import UPRIGHT_TURN, Classifier, _export_cls
+from reader_lab.train_spec import LOW_RES_SHARE
 
-PAD = 114
 RESUME_VERSION = 1
 CENTRE_SD = 0.06  # of the die's side: how far a die's crop centre wanders
 SPAN_JITTER = (0.8, 1.3)  # a die's crop: that many times its span
 PART_SIZE = (0.33, 0.67)  # a part of a die: its crop that share of the die's span
 TABLE_SPAN = (0.7, 1.5)  # a crop of table: a die of the photo's, that many times its span
-LOW_RES_SHARE = 0.1  # crops seen shrunk to 10 px .. three quarters of their side
 KINDS = ("part", "table", "thing")
 DEFAULT_WIDTH = 1.5  # at 64 px: 62M multiply-adds a crop, under the three networks of record
 DEFAULT_CROP = 64
@@ -86,11 +85,12 @@ class Crops:
                  weights: list[float]) -> None:
         side = max(max(i.shape[:2]) for i in imgs)
         n = len(imgs)
-        canvas = np.full((n, side, side, 3), PAD, np.uint8)
+        canvas = np.full((n, side, side, 3), PAD_VALUE, np.uint8)
         wh = np.zeros((n, 2), np.float32)
         most = max(1, max(len(b) for b in boxes))
         centres = np.full((n, most, 2), -1e6, np.float32)
-        die_rows, die_w, thing_rows, sizes = [], [], [], []
+        die_rows, die_w, thing_rows = [], [], []
+        own: list[list[float]] = [[] for _ in range(n)]  # each photo's dice's sizes
         for i, (img, b, f) in enumerate(zip(imgs, boxes, faces, strict=True)):
             h, w = img.shape[:2]
             canvas[i, :h, :w] = img
@@ -102,7 +102,7 @@ class Crops:
                 s = float(max(box[2] - box[0], box[3] - box[1]))
                 if s < 4:
                     continue
-                sizes.append(s)
+                own[i].append(s)
                 if f is not None:
                     die_rows.append([i, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, s,
                                      int(f[k]) - 1])
@@ -112,7 +112,7 @@ class Crops:
                                    float(max(box[2] - box[0], box[3] - box[1]))])
         if not die_rows:
             raise TrainError("no labelled die to train on")
-        self.side, self.device = side, device
+        self.device = device
         self.images = torch.from_numpy(canvas).to(device).permute(0, 3, 1, 2).contiguous()
         self.wh = torch.from_numpy(wh).to(device)
         self.centres = torch.from_numpy(centres).to(device)
@@ -123,18 +123,17 @@ class Crops:
         self.die_share = (share / share.sum()).to(device)
         self.table_photos = torch.tensor([i for i in range(n) if whole[i]], dtype=torch.long,
                                          device=device)
+        sizes = [v for photo in own for v in photo]
         self.typical = float(np.median(sizes)) if sizes else side / 10
         things_t = torch.tensor(thing_rows, dtype=torch.float32, device=device).reshape(-1, 4)
         self.thing_photo, self.thing_xys = things_t[:, 0].long(), things_t[:, 1:4]
         # each photo's dice's sizes (its table crops take one of them)
-        own = np.full((n, most), self.typical, np.float32)
+        padded = np.full((n, most), self.typical, np.float32)
         count = np.ones(n, np.int64)
-        for i, b in enumerate(boxes):
-            s = [float(max(x1 - x0, y1 - y0)) for x0, y0, x1, y1 in b]
-            s = [v for v in s if v >= 4]
-            if s:
-                own[i, :len(s)], count[i] = s, len(s)
-        self.photo_sizes = torch.from_numpy(own).to(device)
+        for i, v in enumerate(own):
+            if v:
+                padded[i, :len(v)], count[i] = v, len(v)
+        self.photo_sizes = torch.from_numpy(padded).to(device)
         self.photo_count = torch.from_numpy(count).to(device)
 
     def __len__(self) -> int:
