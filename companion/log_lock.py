@@ -6,7 +6,7 @@ resuming the same game and writing into the same log.
 
 The lock belongs to the open file, not to the file's existence: it goes when the
 process ends, however it ends (a `kill -9` never leaves a stale lock), and the file
-itself stays. Child processes started with exec (the camera's spawned worker, the
+itself stays. Child processes started with exec (the camera's process, the
 speaker's player) do not inherit the descriptor (Python opens it close-on-exec).
 """
 

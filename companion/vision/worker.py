@@ -39,14 +39,13 @@ Stream economy (the camera sits beside the referee and must never take its core)
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -62,6 +61,9 @@ from companion.vision.frames import (
 from companion.vision.pipeline import Pipeline
 from companion.vision.settle import HAND_PREFIX, SettleTracker
 from companion.vision.types import FrameReading
+
+if TYPE_CHECKING:
+    import asyncio  # the camera's own process runs no loop and imports no asyncio
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +159,7 @@ class VisionWorker:
         nice: int = 0,
         gate: ChangeGate | None = None,
         max_unreadable: int | None = DEFAULT_MAX_UNREADABLE,
+        when_still: Callable[[], Any] | None = None,
     ) -> None:
         self.source = source
         self.loop = loop
@@ -171,6 +174,11 @@ class VisionWorker:
         self.threads = threads
         self.nice = nice
         self.gate = gate
+        # called on this thread on the first frame that shows nothing moved since a
+        # full detection (the camera's process gives its free memory back there, once
+        # the dice lie still: companion.vision.heap)
+        self.when_still = when_still
+        self._detected_since_still = False
         self.status = "idle"  # idle, running, ended, camera gone, stopped
         self.frames = 0
         self.frame_errors = 0
@@ -200,6 +208,8 @@ class VisionWorker:
     async def aclose(self, timeout: float = 5.0) -> None:
         """``stop()`` from a coroutine: waits for the thread without blocking the loop
         (a camera read can take up to its timeout to give up)."""
+        import asyncio
+
         self._stop.set()
         if self._thread.is_alive():
             await asyncio.to_thread(self._thread.join, timeout)
@@ -294,6 +304,7 @@ class VisionWorker:
                     self.detections += 1
                     if self.gate is not None:
                         self.gate.detected()
+                    self._detected_since_still = True
                 elif decision == SAME:
                     # Nothing moved since that detection, so no hand moves now: its
                     # reading stands without the hands it saw moving (else a die a
@@ -301,6 +312,9 @@ class VisionWorker:
                     reading = dataclasses.replace(last, frame_index=frame.index,
                                                   notes=still_notes(last.notes))
                     self.reused += 1
+                    if self._detected_since_still and self.when_still is not None:
+                        self.when_still()
+                    self._detected_since_still = False
                 else:
                     self.skipped += 1
                     self.cpu_s += time.thread_time() - cpu0

@@ -84,13 +84,44 @@ def test_a_camera_process_that_dies_is_gone(tmp_path):
 
 def test_the_child_holds_its_threads_and_priority(tmp_path):
     """What the child runs with, as it reports it: a lower priority than ours, BLAS and
-    OpenCV held to the threads given, a process other than ours."""
+    OpenCV held to the threads given, a process other than ours, its heap given back
+    once the dice lie still where the C library can (glibc)."""
     proc, got, gone, _ = run(str(folder_of_dice(tmp_path, frames=3)), nice=5, threads=1)
     assert gone == [] and proc.frames == 3 and np.isfinite(proc.cpu_ms)
     info = proc.child_info
     assert info["pid"] != os.getpid()
     assert info["nice"] == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)
     assert info["blas_threads"] == "1" and info["opencv_threads"] == 1
+    from companion.vision.heap import _glibc
+
+    assert info["gives_back_memory"] is (_glibc() is not None)
+
+
+def our_children() -> list[int]:
+    return [int(pid) for task in os.listdir(f"/proc/{os.getpid()}/task")
+            for pid in open(f"/proc/{os.getpid()}/task/{task}/children").read().split()]
+
+
+def test_the_camera_is_our_one_child_process(tmp_path):
+    """The camera's process is the only process the camera starts: no multiprocessing
+    resource tracker beside it (a Python process of 8 MiB the camera has no use for)."""
+    seen = []
+    before = set(our_children())  # a tracker an earlier test's multiprocessing left
+
+    def look(reading):
+        seen.append(sorted(set(our_children()) - before))
+
+    async def main():
+        done = asyncio.Event()
+        proc = VisionProcess(str(folder_of_dice(tmp_path, frames=40)), asyncio.get_running_loop(),
+                             look, on_end=done.set, every_frame=True, max_fps=20)
+        proc.start()
+        await asyncio.wait_for(done.wait(), 60)
+        await proc.aclose()
+        return proc
+
+    proc = asyncio.run(main())
+    assert seen and all(children == [proc._proc.pid] for children in seen)
 
 
 def test_a_child_that_cannot_load_its_profile_says_so_in_one_line(tmp_path):
