@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import threading
 from multiprocessing.connection import Connection
 from typing import Any
@@ -89,6 +90,9 @@ def run(
     from companion.vision.heap import give_back, one_heap
 
     one_heap_set = one_heap()  # before any other thread of this process starts
+    # A terminal's Ctrl-C reaches every process of its group: the referee decides when
+    # the camera stops (its "stop", or its end of the pipes closing), with no traceback
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)  # before numpy loads in this process
     if nice > 0:

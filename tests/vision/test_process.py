@@ -124,6 +124,33 @@ def test_the_camera_is_our_one_child_process(tmp_path):
     assert seen and all(children == [proc._proc.pid] for children in seen)
 
 
+def test_ctrl_c_is_the_referees_to_handle_not_the_cameras(tmp_path, capfd):
+    """A terminal's Ctrl-C reaches the camera's process too (one process group): it reads
+    on, and stops when the referee says, with no traceback."""
+    interrupted = []
+
+    def on_reading(reading):
+        if not interrupted:
+            os.kill(proc_box[0]._proc.pid, signal.SIGINT)
+            interrupted.append(reading.frame_index)
+
+    proc_box = []
+
+    async def main():
+        done = asyncio.Event()
+        proc = VisionProcess(str(folder_of_dice(tmp_path, frames=20)), asyncio.get_running_loop(),
+                             on_reading, on_end=done.set, every_frame=True, max_fps=20)
+        proc_box.append(proc)
+        proc.start()
+        await asyncio.wait_for(done.wait(), 60)
+        await proc.aclose()
+        return proc
+
+    proc = asyncio.run(main())
+    assert interrupted and proc.status == "ended" and proc.frames == 20
+    assert "KeyboardInterrupt" not in capfd.readouterr().err
+
+
 def test_a_child_that_cannot_load_its_profile_says_so_in_one_line(tmp_path):
     # the camera's own start checks the profile first; the child's guard is the last word
     proc, got, gone, _ = run(str(folder_of_dice(tmp_path)), profile_dir=str(tmp_path / "nope"))
