@@ -9,15 +9,9 @@ import sys
 from multiprocessing.connection import Pipe
 
 import pytest
+from fresh_process import in_fresh_process
 
 from companion.vision.child import BOOTSTRAP, main
-
-
-def in_fresh_process(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def test_the_camera_process_imports_no_event_loop():

@@ -4,10 +4,8 @@ thread starts and the test process's own heap is left alone."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from fresh_process import in_fresh_process
 
 FRAGMENTED = """
 import sys
@@ -34,13 +32,6 @@ held = rss_mib()
 returned = give_back()
 print(f"{held:.1f} {rss_mib():.1f} {returned}")
 """
-
-
-def in_fresh_process(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def test_freed_memory_goes_back_to_the_system():
