@@ -10,8 +10,11 @@ by OpenCV, as a USB camera's MJPG is) at 30 fps with the shipped calibration pro
 mock GPIO, no LED, the game log in the temporary directory. After ``--seconds`` the
 proportional set (PSS: each process's share of the pages, so shared libraries count
 once), the resident set (VmRSS) and its peak (VmHWM) of serve and of its child processes
-(the camera's, multiprocessing's resource tracker) are read from /proc and summed, and
-serve is stopped. The goal is judged on the summed PSS.
+(the camera's; before issue 64 also multiprocessing's resource tracker) are read from
+/proc and summed, ``--samples`` times 0.5 s apart (the last at ``--seconds``), and serve
+is stopped. The goal is judged on the highest summed PSS of those snapshots (a
+detection's working memory, caught between two frames, counts; one snapshot alone, as
+before issue 64, could miss it); their median is printed beside it.
 
 With ``--pip-reader pips`` or ``learned`` the video holds 5 pip dice and the config has
 no profile and ``[camera] reader`` so named (the learned reader's networks load in the
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,6 +39,7 @@ from companion.vision.readers import PIP_READERS
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_MB = 150.0
+SAMPLE_GAP_S = 0.5  # between snapshots
 
 
 def write_video(path: Path, frames: int, dice: int = 16, symbols: bool = True) -> None:
@@ -78,6 +83,8 @@ def cpu_s(pid: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=12.0)
+    ap.add_argument("--samples", type=int, default=5,
+                    help="PSS snapshots, %(default)s by default, the last at --seconds")
     ap.add_argument("--pip-reader", choices=PIP_READERS, default=None,
                     help="5 pip dice, no profile, [camera] reader so named (default: 16 "
                          "symbol dice with calibration/synthetic)")
@@ -103,12 +110,21 @@ def main(argv: list[str] | None = None) -> int:
             text=True,
         )
         try:
-            time.sleep(args.seconds)
-            if proc.poll() is not None:
-                print(f"serve exited early: {proc.stderr.read() if proc.stderr else ''}")
-                return 1
-            pids = tree(proc.pid)
-            each = [status_mb(p) for p in pids]
+            time.sleep(max(0.0, args.seconds - SAMPLE_GAP_S * (args.samples - 1)))
+            snapshots = []
+            for k in range(args.samples):
+                if k:
+                    time.sleep(SAMPLE_GAP_S)
+                if proc.poll() is not None:
+                    print(f"serve exited early: {proc.stderr.read() if proc.stderr else ''}")
+                    return 1
+                pids = tree(proc.pid)
+                each_now = [status_mb(p) for p in pids]
+                snapshots.append((sum(m["Pss"] for m in each_now), pids, each_now))
+            # judged on the highest snapshot: a detection's working memory, caught
+            # between two frames, counts
+            pss_all = sorted(total for total, _, _ in snapshots)
+            _, pids, each = max(snapshots, key=lambda snap: snap[0])
             mem = {k: sum(m[k] for m in each) for k in ("VmRSS", "VmHWM", "Pss")}
             used = [cpu_s(p) for p in pids]
         finally:
@@ -126,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"serve with camera (1280x720 MJPG at 30 fps, {dice} "
             f"{'dice' if pips is None else 'pip dice, ' + pips}, {args.seconds:g} s): "
-            f"PSS {mem['Pss']:.0f} MiB (goal: <= {GOAL_MB:g} MB: {verdict}) over its "
+            f"PSS {mem['Pss']:.0f} MiB, the highest of {args.samples} snapshots "
+            f"{SAMPLE_GAP_S:g} s apart (median {statistics.median(pss_all):.0f}) "
+            f"(goal: <= {GOAL_MB:g} MB: {verdict}) over its "
             f"{len(pids)} processes ({pss_each} MiB); RSS summed {mem['VmRSS']:.0f} MiB, "
             f"peaks summed {mem['VmHWM']:.0f} MiB; CPU used {cpu_each} s"
         )
