@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                 snapshots.append((sum(m["Pss"] for m in each_now), pids, each_now))
             # judged on the highest snapshot: a detection's working memory, caught
             # between two frames, counts
-            pss_all = sorted(total for total, _, _ in snapshots)
+            pss_all = [total for total, _, _ in snapshots]
             _, pids, each = max(snapshots, key=lambda snap: snap[0])
             mem = {k: sum(m[k] for m in each) for k in ("VmRSS", "VmHWM", "Pss")}
             used = [cpu_s(p) for p in pids]

@@ -120,8 +120,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="pip dice, no profile, read with this reader (default: the "
                          "symbol dice with calibration/synthetic)")
     ap.add_argument("--keep-heap", action="store_true",
-                    help="keep the heap as it is (default: give it back after each full "
-                         "detection, as the camera's process does)")
+                    help="keep the heap as it is (default: give it back once the dice "
+                         "lie still after a detection, as the camera's process does; read "
+                         "from the command line before numpy loads)")
     args = ap.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})  # one core

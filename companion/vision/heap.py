@@ -23,24 +23,24 @@ Elsewhere (musl, macOS) both calls do nothing and say so by returning False.
 from __future__ import annotations
 
 import ctypes
+import functools
 from typing import Any
 
 M_ARENA_MAX = -8  # mallopt's parameter number in glibc's malloc.h
 
-_libc: list[Any] = []  # the loaded C library, or None where it has no glibc calls
 _one_heap: list[bool] = []  # whether one_heap() took, in this process
 
 
+@functools.cache
 def _glibc() -> Any:
-    if not _libc:
-        try:
-            libc = ctypes.CDLL(None)  # this process's own symbols: the C library's among them
-            libc.malloc_trim.argtypes = [ctypes.c_size_t]
-            libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-        except (OSError, AttributeError):
-            libc = None
-        _libc.append(libc)
-    return _libc[0]
+    """The C library with glibc's two calls, or None where it has not got them."""
+    try:
+        libc = ctypes.CDLL(None)  # this process's own symbols: the C library's among them
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    except (OSError, AttributeError):
+        return None
+    return libc
 
 
 def one_heap() -> bool:

@@ -47,3 +47,15 @@ def test_a_process_without_one_heap_keeps_arenas_for_the_learned_reader():
     from companion.vision.heap import gives_back
 
     assert gives_back() is False  # the test process never asked for one heap
+
+
+def test_without_glibc_the_calls_do_nothing_and_say_so(monkeypatch):
+    """musl, macOS: no mallopt or malloc_trim; each call returns False, and the learned
+    reader's sessions keep their shared arena."""
+    from companion.vision import heap
+
+    monkeypatch.setattr(heap, "_glibc", lambda: None)
+    monkeypatch.setattr(heap, "_one_heap", [])
+    assert heap.one_heap() is False
+    assert heap.gives_back() is False
+    assert heap.give_back() is False
