@@ -13,17 +13,9 @@ lie still, with 16 and with 32 symbol dice on the mat. With ``--pip-reader pips`
 pip-dice game reads them (``[camera] reader``), with the classical counter or
 the learned reader.
 
-As in the camera's process (companion.vision.child), the heap is one arena, given back
-on the first frame that shows the dice still after a full detection
-(companion.vision.heap), and the learned reader's sessions keep no arena;
-``--keep-heap`` measures the camera as it was before issue 64 (heap kept, the learned
-reader's sessions sharing one arena).
-
 Printed per dice count: the stream's average CPU time per frame (the worker thread's
 own, ``thread_time``) beside the goal (<= 5 ms a frame at 16 dice), how many frames got
-the full detection, and the full detection's own cost (median) and cost per die; where
-the heap is given back, each timed detection follows a give-back, as the first
-detection of a throw does (the dearest case).
+the full detection, and the full detection's own cost (median) and cost per die.
 """
 
 from __future__ import annotations
@@ -31,11 +23,8 @@ from __future__ import annotations
 import os
 import sys
 
-from companion.vision.heap import give_back, one_heap
 from companion.vision.threads import limit_native_threads
 
-GIVEN_BACK = [0]  # times the heap was given back
-GIVE_BACK = "--keep-heap" not in sys.argv and one_heap()  # before any thread starts
 limit_native_threads(1)  # before numpy loads
 
 import argparse  # noqa: E402
@@ -55,12 +44,6 @@ from companion.vision.worker import ChangeGate, VisionWorker  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 GOAL_MS = 5.0
 SIZE = (1280, 720)
-
-
-def given_back() -> None:
-    """What the camera's process does once the dice lie still after a detection."""
-    GIVEN_BACK[0] += 1
-    give_back()
 
 
 def stream_cost(n_dice: int, throws: int, profile, pip_reader: str | None = None  # noqa: ANN001
@@ -85,7 +68,6 @@ def stream_cost(n_dice: int, throws: int, profile, pip_reader: str | None = None
             pipeline=pipeline(),
             gate=ChangeGate(),
             threads=1,
-            when_still=given_back if GIVE_BACK else None,
         )
         worker.start()
         await asyncio.wait_for(done.wait(), 600)
@@ -101,8 +83,6 @@ def stream_cost(n_dice: int, throws: int, profile, pip_reader: str | None = None
     for i in range(3 * throws):
         t = time.thread_time()
         pipe.process(stills[i % len(stills)])
-        if GIVE_BACK:
-            give_back()
         full.append((time.thread_time() - t) * 1000)
     return {
         "frames": worker.frames,
@@ -119,10 +99,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pip-reader", choices=PIP_READERS, default=None,
                     help="pip dice, no profile, read with this reader (default: the "
                          "symbol dice with calibration/synthetic)")
-    ap.add_argument("--keep-heap", action="store_true",
-                    help="keep the heap as it is (default: give it back once the dice "
-                         "lie still after a detection, as the camera's process does; read "
-                         "from the command line before numpy loads)")
     args = ap.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})  # one core
@@ -153,11 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             f"a die ({a} to {b} dice)"
         )
     load = os.getloadavg()[0]
-    heap = (f"given back {GIVEN_BACK[0]} times in all, once the dice lay still after a "
-            "detection"
-            if GIVE_BACK else "kept")
-    print(f"one thread, one core, the heap {heap}; load average {load:.2f} on "
-          f"{os.cpu_count()} cores")
+    print(f"one thread, one core; load average {load:.2f} on {os.cpu_count()} cores")
     return 0
 
 

@@ -87,9 +87,6 @@ def run(
     stats_every_s: float,
     reader: str = DEFAULT_PIP_READER,
 ) -> None:
-    from companion.vision.heap import give_back, one_heap
-
-    one_heap_set = one_heap()  # before any other thread of this process starts
     # A terminal's Ctrl-C reaches every process of its group: the referee decides when
     # the camera stops (its "stop", or its end of the pipes closing), with no traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -134,7 +131,6 @@ def run(
         max_fps=fps,
         threads=threads,
         gate=ChangeGate() if gate else None,
-        when_still=give_back if one_heap_set else None,
     )
 
     def watch() -> None:
@@ -164,7 +160,6 @@ def run(
                         "nice": os.getpriority(os.PRIO_PROCESS, 0),
                         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
                         "opencv_threads": cv2.getNumThreads(),
-                        "gives_back_memory": one_heap_set,
                     },
                 ),
             )

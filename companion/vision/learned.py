@@ -34,7 +34,6 @@ import cv2
 import numpy as np
 
 from companion.errors import CompanionError
-from companion.vision.heap import gives_back
 from companion.vision.learned_model import (
     CROP_FILTER_KEY,
     CROP_SPAN,
@@ -396,16 +395,11 @@ class LearnedReader:
                 so.intra_op_num_threads = max(1, threads)
                 so.inter_op_num_threads = 1
                 so.log_severity_level = 3
-                # Memory: no planned block per input shape. In the camera's process,
-                # which gives its free heap back once the dice lie still
-                # (companion.vision.heap), no arena: tensors come from that heap, where
-                # an arena would keep its largest run's memory for good. Elsewhere one
-                # arena for every session in the process (the environment's), not one
-                # each. The outputs are the same bit for bit either way.
+                # Memory: no planned block per input shape, and one arena for
+                # every session in the process (the environment's), not one each; the
+                # outputs are the same bit for bit
                 so.enable_mem_pattern = False
-                if gives_back():
-                    so.enable_cpu_mem_arena = False
-                elif shared_arena(ort):
+                if shared_arena(ort):
                     so.add_session_config_entry(SHARED_ARENA_KEY, "1")
                 prov = ["CPUExecutionProvider"]
 

@@ -73,8 +73,7 @@ class VisionProcess:
         self.frames = self.detections = self.reused = self.skipped = 0
         self.frames_dropped = self.frame_errors = 0
         self.cpu_s = 0.0
-        # What the child says it holds to: pid, nice, BLAS and OpenCV threads, and
-        # whether it gives its free heap back (companion.vision.heap).
+        # What the child says it holds to: pid, nice, BLAS and OpenCV threads.
         self.child_info: dict[str, Any] = {}
         self._proc: Any = None
         self._conn: Any = None

@@ -159,7 +159,6 @@ class VisionWorker:
         nice: int = 0,
         gate: ChangeGate | None = None,
         max_unreadable: int | None = DEFAULT_MAX_UNREADABLE,
-        when_still: Callable[[], Any] | None = None,
     ) -> None:
         self.source = source
         self.loop = loop
@@ -174,11 +173,6 @@ class VisionWorker:
         self.threads = threads
         self.nice = nice
         self.gate = gate
-        # called on this thread on the first frame that shows nothing moved since a
-        # full detection (the camera's process gives its free memory back there, once
-        # the dice lie still: companion.vision.heap)
-        self.when_still = when_still
-        self._detected_since_still = False
         self.status = "idle"  # idle, running, ended, camera gone, stopped
         self.frames = 0
         self.frame_errors = 0
@@ -304,7 +298,6 @@ class VisionWorker:
                     self.detections += 1
                     if self.gate is not None:
                         self.gate.detected()
-                    self._detected_since_still = True
                 elif decision == SAME:
                     # Nothing moved since that detection, so no hand moves now: its
                     # reading stands without the hands it saw moving (else a die a
@@ -312,9 +305,6 @@ class VisionWorker:
                     reading = dataclasses.replace(last, frame_index=frame.index,
                                                   notes=still_notes(last.notes))
                     self.reused += 1
-                    if self._detected_since_still and self.when_still is not None:
-                        self.when_still()
-                    self._detected_since_still = False
                 else:
                     self.skipped += 1
                     self.cpu_s += time.thread_time() - cpu0

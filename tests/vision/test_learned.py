@@ -168,30 +168,6 @@ def test_sessions_share_one_arena_and_read_as_plain_sessions_do(reader):
         assert all(np.array_equal(embs[k], plain_embs[k]) for k in embs)
 
 
-def test_in_a_process_that_gives_its_heap_back_sessions_keep_no_arena(reader, monkeypatch):
-    """The camera's process gives its free heap back once the dice lie still
-    (companion.vision.heap); there the sessions take no arena, which would keep the
-    largest run's memory, and read the same bit for bit."""
-    pytest.importorskip("onnxruntime")
-    from companion.vision import learned
-
-    monkeypatch.setattr(learned, "gives_back", lambda: True)
-    lean = LearnedReader()
-    for net in (lean._det_s, lean._cls_s, *lean._up_nets):
-        options = net.get_session_options()
-        assert options.enable_cpu_mem_arena is False and options.enable_mem_pattern is False
-        with pytest.raises(RuntimeError):  # not the environment's arena either
-            options.get_session_config_entry(learned.SHARED_ARENA_KEY)
-    assert reader._det_s.get_session_options().enable_cpu_mem_arena is True
-    image = render_dice_scene(FROZEN_SEEDS[2], 640)[0]
-    boxes = reader.detect(image, 0.02)
-    assert len(boxes) and np.array_equal(boxes, lean.detect(image, 0.02))
-    probs, embs = reader.classify_all(image, boxes)
-    lean_probs, lean_embs = lean.classify_all(image, boxes)
-    assert np.array_equal(probs, lean_probs)
-    assert all(np.array_equal(embs[k], lean_embs[k]) for k in embs)
-
-
 def test_an_onnx_runtime_that_cannot_share_an_arena_gives_sessions_their_own(monkeypatch):
     from types import SimpleNamespace
 

@@ -117,29 +117,6 @@ def test_every_frame_with_the_real_pipeline():
     assert rec.errors == [] and rec.gone == []
 
 
-def test_when_still_runs_on_the_workers_thread_once_a_spell_after_a_detection():
-    """Three scenes held 6 frames each: each is detected, then lies still; when_still
-    runs once for each still spell, on the worker's thread, never for a frame that
-    reuses a reading when nothing was detected since the last call."""
-    calls, read = [], []
-
-    def counted(img):
-        read.append(1)
-        return fixed_dice(img)
-
-    source = SyntheticSource(3, hold=6, frames=18, renderer=render_scene,
-                             dice=pip_dice_specs(2), width=640, height=480)
-    rec, worker, loop_thread = run_worker(
-        source, pipeline=Pipeline(pip_reader=counted), gate=ChangeGate(),
-        when_still=lambda: calls.append((threading.get_ident(), len(read))))
-    assert worker.frames == 18 and worker.reused >= 9  # still frames reuse a reading
-    assert len(calls) == 3  # one for each scene's still spell
-    assert {thread for thread, _ in calls} != {loop_thread} and len({t for t, _ in calls}) == 1
-    detections_before = [n for _, n in calls]
-    assert detections_before == sorted(set(detections_before))  # new detections before each
-    assert detections_before[-1] == worker.detections
-
-
 def test_camera_disappearing_is_reported_and_the_loop_carries_on(tmp_path):
     video = write_video(tmp_path / "cam.avi", frames=6)
     source = VideoCaptureSource(video, live=True, max_failures=3, retry_delay_s=0.0)
