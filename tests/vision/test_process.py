@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import signal
 import threading
 
 import cv2
 import numpy as np
+import pytest
 
 from companion.vision.frames import CameraGone, SourceError
 from companion.vision.process import VisionProcess
@@ -145,6 +147,25 @@ def test_ctrl_c_is_the_referees_to_handle_not_the_cameras(tmp_path, capfd):
     proc = asyncio.run(main())
     assert interrupted and proc.status == "ended" and proc.frames == 20
     assert "KeyboardInterrupt" not in capfd.readouterr().err
+
+
+def test_a_source_that_cannot_cross_to_the_child_fails_at_start_and_starts_nothing():
+    class Unsendable:  # a class local to this test: pickle cannot name it
+        def read(self):
+            return None
+
+        def open(self):
+            pass
+
+    async def main():
+        proc = VisionProcess(Unsendable(), asyncio.get_running_loop(), lambda r: None)
+        before = set(our_children())
+        with pytest.raises((AttributeError, pickle.PicklingError), match="pickle"):
+            proc.start()
+        return proc, set(our_children()) - before
+
+    proc, started = asyncio.run(main())
+    assert proc._proc is None and started == set() and proc.status == "idle"
 
 
 def test_a_child_that_cannot_load_its_profile_says_so_in_one_line(tmp_path):
