@@ -29,10 +29,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("source", metavar="SOURCE",
                         help='"picamera", a webcam index ("0"), a video file, a folder of '
                              'images, or "synthetic[:SEED]"')
-    parser.add_argument("--profile", metavar="DIR", type=Path,
+    parser.add_argument("--profile", metavar="DIR",
                         help="calibration profile folder (reads symbol dice); without it "
                              "only pip dice are read (the synthetic source uses the "
-                             "shipped calibration/synthetic profile)")
+                             "shipped calibration/synthetic profile); \"\" for none, as "
+                             "in sim and the config's [camera] profile")
     parser.add_argument("--frames", metavar="N", type=int,
                         help="stop after N frames (default: until the source ends)")
     parser.add_argument("--save-annotated", metavar="DIR", type=Path,
@@ -94,9 +95,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"companion watch: {message}", file=sys.stderr, flush=True)
 
     profile = None
-    if args.profile is not None:
+    # "" is no profile, as sim's --profile "" and the config's [camera] profile = ""
+    no_profile = args.profile == ""
+    if args.profile:
         try:
-            profile = load_profile(args.profile)
+            profile = load_profile(Path(args.profile))
         except (OSError, ValueError) as exc:
             err(f"cannot load profile {args.profile}: {exc}")
             return 2
@@ -105,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     except (SourceError, OSError) as exc:
         err(str(exc))
         return 2
-    if profile is None and isinstance(source, SyntheticSource):
+    if profile is None and not no_profile and isinstance(source, SyntheticSource):
         # The simulated table's dice come with the shipped synthetic profile.
         from companion.vision.profile import default_profile_path
 

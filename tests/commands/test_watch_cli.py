@@ -82,6 +82,21 @@ def test_a_profile_that_cannot_be_loaded_is_a_clear_error(capsys):
     assert "cannot load profile /nonexistent/profile" in capsys.readouterr().err
 
 
+def test_an_empty_profile_is_no_profile_as_in_sim(tmp_path, capsys):
+    # sim's --profile "" and the config's profile = "" mean none; watch reads pip dice
+    assert main(["watch", str(photo_folder(tmp_path)), "--profile", ""]) == 0
+    captured = capsys.readouterr()
+    assert "cannot load profile" not in captured.err
+    assert captured.out.splitlines()[0].startswith("frame 0: 3 dice: ")
+
+
+def test_an_empty_profile_keeps_the_shipped_one_off_the_synthetic_table(capsys):
+    assert main(["watch", "synthetic:5", "--frames", "2"]) == 0
+    assert "using the shipped profile" in capsys.readouterr().err
+    assert main(["watch", "synthetic:5", "--frames", "2", "--profile", ""]) == 0
+    assert "using the shipped profile" not in capsys.readouterr().err
+
+
 def test_no_pips_without_a_profile_is_refused(tmp_path, capsys):
     assert main(["watch", str(photo_folder(tmp_path)), "--no-pips"]) == 2
     assert "--no-pips needs --profile" in capsys.readouterr().err
