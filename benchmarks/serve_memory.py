@@ -14,9 +14,9 @@ once), the resident set (VmRSS) and its peak (VmHWM) of serve and of its child p
 /proc and summed, ``--samples`` times 0.1 s apart (the last at ``--seconds``: by default
 8 s of play, two or three throws), and serve is stopped. The goal is judged on the
 highest summed PSS of those snapshots: while the dice roll the camera's process holds a
-detection's working memory, and since issue 64 gives it back once they lie still, so one
-snapshot (as before) says mostly how still the table was when it was taken. The median
-and the share of snapshots within the goal are printed beside it.
+detection's working memory, so one snapshot (as before) says mostly whether a detection
+was running when it was taken. The median and the share of snapshots within the goal are
+printed beside it.
 
 With ``--pip-reader pips`` or ``learned`` the video holds 5 pip dice and the config has
 no profile and ``[camera] reader`` so named (the learned reader's networks load in the
