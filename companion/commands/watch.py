@@ -96,7 +96,6 @@ def run(args: argparse.Namespace) -> int:
 
     profile = None
     # "" is no profile, as sim's --profile "" and the config's [camera] profile = ""
-    no_profile = args.profile == ""
     if args.profile:
         try:
             profile = load_profile(Path(args.profile))
@@ -108,8 +107,9 @@ def run(args: argparse.Namespace) -> int:
     except (SourceError, OSError) as exc:
         err(str(exc))
         return 2
-    if profile is None and not no_profile and isinstance(source, SyntheticSource):
-        # The simulated table's dice come with the shipped synthetic profile.
+    if args.profile is None and isinstance(source, SyntheticSource):
+        # The simulated table's dice come with the shipped synthetic profile (unless
+        # --profile named one, or "" for none).
         from companion.vision.profile import default_profile_path
 
         shipped = default_profile_path("synthetic")
