@@ -48,6 +48,7 @@ from companion.vision.learned_model import (
 from companion.vision.types import box_side
 from reader_lab import dice_photos, mine_cache
 from reader_lab.dyed_dice import dye_dice
+from reader_lab.pack_boxes import on_die
 from reader_lab.rated_boxes import read_rated_negatives
 from reader_lab.render_dice import render_dice_scene
 from reader_lab.train_spec import (
@@ -209,12 +210,7 @@ def _peaks(session, img: np.ndarray, sizes: tuple[int, ...], threshold: float):
             yield x0, y0, x1, y1
 
 
-def _on_die(box, die) -> bool:
-    """Each box's centre lies inside the other (a detector box on a labelled die)."""
-    x0, y0, x1, y1 = box[:4]
-    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    return bool(die[0] <= cx <= die[2] and die[1] <= cy <= die[3]
-                or x0 <= (die[0] + die[2]) / 2 <= x1 and y0 <= (die[1] + die[3]) / 2 <= y1)
+_on_die = on_die  # a detector box on a labelled die (pack_boxes, which needs no torch)
 
 
 def _detector(model_dir: str | Path):

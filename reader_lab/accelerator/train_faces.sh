@@ -8,9 +8,11 @@
 # for MINUTES (default 8) on the carried photo pack, resuming from .lab/faces/resume.pt
 # when it was carried, and leaves in $OUT/faces what comes back: resume.pt,
 # classifier_upright_dev.onnx, val.json (the history, one record per call), train.log,
-# console.log. Copy that folder to .lab/faces for the next call (and the network into a
+# console.log. With METRIC > 0 the embedding is taught too, for few-shot (GLYPHS dice with
+# made-up symbols, drawn at the start on every core; METRIC=0 GLYPHS=0: the face loss
+# alone). Copy that folder to .lab/faces for the next call (and the network into a
 # model folder to measure it: docs/reader.md). Tried on the CPU first with DEVICE=cpu
-# MINUTES=0.5 BATCH=16 RENDERED=8 OUT=/tmp/o PACK=<a --limit pack>.
+# MINUTES=0.5 BATCH=16 RENDERED=8 GLYPHS=40 OUT=/tmp/o PACK=<a --limit pack>.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 : "${OUT:?OUT names the folder whose files come back}"
@@ -20,9 +22,16 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --f
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
 resume=()
 if [ -f .lab/faces/resume.pt ]; then resume=(--resume .lab/faces/resume.pt); fi
+# BOXES=1: half the dice cut in a detector's boxes (PACK/boxes.json, python -m reader_lab
+# pack-boxes); off by default: the CPU check of HISTORY round 64d did not pass its rule
+boxes=()
+if [ "${BOXES:-0}" = 1 ]; then
+  boxes=(--boxes "${PACK:-.lab/pack}/boxes.json" --box-share "${BOX_SHARE:-0.5}")
+fi
 if [ -f .lab/faces/val.json ]; then cp .lab/faces/val.json "$OUT/faces/val.json"; fi
 python3 -m reader_lab train-faces --pack "${PACK:-.lab/pack}" --out "$OUT/faces" "${resume[@]}" \
   --minutes "${MINUTES:-8}" --steps "${STEPS:-12000}" --batch "${BATCH:-512}" \
   --width "${WIDTH:-1.5}" --crop "${CROP:-64}" --device "${DEVICE:-auto}" \
-  --rendered "${RENDERED:-2000}" 2>&1 | tee "$OUT/faces/console.log"
+  --rendered "${RENDERED:-2000}" --metric "${METRIC:-0.5}" --glyphs "${GLYPHS:-4000}" \
+  --glyph-views "${GLYPH_VIEWS:-8}" "${boxes[@]}" 2>&1 | tee "$OUT/faces/console.log"
 ls -la "$OUT/faces"

@@ -216,5 +216,139 @@ def test_the_baseline_reads_the_same_validation_crops_with_a_model_folder(tmp_pa
     _pack(tmp_path / "pack")
     assert T.main(["--pack", str(tmp_path / "pack"), "--baseline", str(MODEL_DIR)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out == [line for line in out if line.startswith("trays-val: ")]
+    assert len(out) == 2 and out[0].startswith("trays-val: ")
     assert "of 4 dice right" in out[0] and "of 4 read not a die" in out[0]
+    # few-shot on the embedding of record: trays-val from its own dice (no other set)
+    # at N = 1 (3 and 10 need more dice a face than 4), the glyphs at every N
+    assert out[1].startswith("few-shot: trays-val N=1 ")
+    assert "glyphs N=1 " in out[1] and "N=3 " in out[1] and "N=10 " in out[1]
+
+
+def test_the_contrastive_loss_is_lower_when_each_class_sits_together():
+    labels = torch.tensor([0, 0, 1, 1, 2, 2])
+    together = torch.eye(3).repeat_interleave(2, 0) + 0.01 * torch.randn(6, 3)
+    apart = torch.eye(3)[torch.tensor([0, 1, 1, 2, 2, 0])]
+    assert T.supcon(together, labels) < T.supcon(apart, labels)
+    # no row with a partner: no loss, and a gradient of zeros rather than NaN
+    e = torch.randn(3, 4, requires_grad=True)
+    loss = T.supcon(e, torch.tensor([0, 1, 2]))
+    loss.backward()
+    assert float(loss) == 0 and torch.isfinite(e.grad).all()
+
+
+def test_nearest_prototype_reads_classes_that_sit_apart_and_says_when_shots_run_short():
+    rng = np.random.default_rng(0)
+    centres = np.eye(4, 8) * 5
+    classes = np.repeat(np.arange(4), 6)
+    emb = centres[classes] + rng.normal(0, 0.3, (24, 8))
+    assert T.nearest_prototype(emb, classes, 3, rng) == 1.0
+    shuffled = rng.permutation(classes)
+    assert T.nearest_prototype(emb, shuffled, 3, np.random.default_rng(1)) < 0.9
+    assert T.nearest_prototype(emb, classes, 6, rng) is None  # no query left a class
+    # prototypes of one set read another's dice
+    other = centres[classes] + rng.normal(0, 0.3, (24, 8))
+    assert T.nearest_prototype(emb, classes, 6, rng, (other, classes)) == 1.0
+
+
+def test_fewshot_figures_read_each_set_from_the_other_and_glyphs_from_their_own_die():
+    rng = np.random.default_rng(2)
+    faces = np.repeat(np.arange(6), 12)
+    sets = {"a": (np.eye(6, 16)[faces] + rng.normal(0, 0.1, (72, 16)), faces),
+            "b": (np.eye(6, 16)[faces] + rng.normal(0, 0.1, (72, 16)), faces)}
+    glyphs = np.eye(6, 16)[None, :, None, :] + rng.normal(0, 0.1, (2, 6, 16, 16))
+    f = T.fewshot_figures(sets, glyphs)
+    assert set(f) == {"a", "b", "glyphs"}
+    assert f["a"] == f["b"] == f["glyphs"] == {"1": 1.0, "3": 1.0, "10": 1.0}
+    noise = T.fewshot_figures({"a": (rng.normal(size=(72, 16)), faces)}, None)
+    assert set(noise) == {"a"} and noise["a"]["10"] < 0.5
+
+
+def test_a_glyph_batch_holds_views_of_each_glyph_changed_as_dice_crops_are():
+    bank = torch.from_numpy(np.random.default_rng(0).integers(0, 256, (5, 6, 3, 16, 16),
+                                                              dtype=np.uint8))
+    gen = torch.Generator().manual_seed(0)
+    x, cls = T.draw_glyphs(bank, 3, gen)
+    assert x.shape == (12, 3, 16, 16) and float(x.min()) >= 0 and float(x.max()) <= 1
+    assert cls.tolist()[::4] == cls.unique_consecutive().tolist() and len(set(cls.tolist())) == 3
+    x, cls = T.draw_glyphs(bank, 9, gen)  # more asked than the bank holds: each once
+    assert sorted(set(cls.tolist())) == [0, 1, 2, 3, 4]
+
+
+def test_a_call_that_teaches_the_embedding_records_few_shot_figures(tmp_path, capsys):
+    _pack(tmp_path / "pack")
+    lines = []
+    rec = T.train(tmp_path / "pack", tmp_path / "out", minutes=5, steps=2, batch=8,
+                  crop_size=32, width=0.5, lr=1e-3, negatives=0.3, seed=0, metric=0.5,
+                  glyphs=4, glyph_views=4, log=lines.append)
+    assert rec["metric"] == 0.5 and rec["glyphs"] == 4
+    few = rec["val"]["fewshot"]
+    assert set(few) == {"trays-val", "glyphs"} and set(few["glyphs"]) == {"1", "3", "10"}
+    assert any(line.startswith("few-shot: trays-val") for line in lines)
+    assert any("4 glyphs x 4 views drawn" in line for line in lines)
+    # glyphs teach the embedding alone: refused without --metric
+    with pytest.raises(SystemExit):
+        T.main(["--pack", str(tmp_path / "pack"), "--out", str(tmp_path / "o"),
+                "--glyphs", "10"])
+    assert "give --metric too" in capsys.readouterr().err
+
+
+def test_a_share_of_dice_is_cut_where_the_detector_boxed_them_and_phantoms_are_no_die():
+    img, boxes, faces = _photo()
+    # the detector: one box on die 2 (shifted, too large), one on no die (dark table)
+    det = [np.array([[110, 85, 170, 145, 0.9, 1]], np.float32)]
+    phantom = [np.array([[5, 120, 25, 140, 0.4]], np.float32)]
+    data = T.Crops([img], [boxes], [faces], [True], [np.zeros((0, 4), np.float32)], CPU,
+                   [1.0], det, phantom)
+    assert len(data.box_photo) == 1 and int(data.box_face[0]) == 4  # die 2 shows a 5
+    assert len(data.phantom_photo) == 1
+    gen = torch.Generator().manual_seed(3)
+    x, y = T.draw(data, 200, 0.0, 32, gen, photometric=False, box_share=1.0)
+    assert y.tolist() == [4] * 200  # every die from the one detector box
+    # cut where the box falls (its centre 5 px below the die's, its side 60 px against
+    # the die's 40), turned a little and mirrored as every crop is, never moved or
+    # scaled: the bright die sits a little above the middle, always as large
+    bright = (x.mean(1) > 0.5).float()
+    rows = torch.arange(32, dtype=torch.float32)[None, :, None]
+    centre_y = (bright * rows).sum((1, 2)) / bright.sum((1, 2))
+    share = bright.mean((1, 2))
+    want = crop(img, 140, 115, 60 * CROP_SPAN, size=32).mean(2) > 127
+    assert abs(float(share.mean()) - float(want.mean())) < 0.02
+    assert float(share.std()) < 0.02 and 12.5 < float(centre_y.mean()) < 14.5
+    # no box share: the labelled dice; "not a die" now also of the phantom (a quarter of
+    # the 200 asked, less table and phantoms dropped with a die in their middle)
+    assert "phantom" in T.KINDS
+    _, y = T.draw(data, 400, 0.5, 32, gen, photometric=False)
+    assert 150 <= int((y == NOT_A_DIE).sum()) <= 200
+    assert set(y[y != NOT_A_DIE].tolist()) == {2, 4}
+
+
+@needs_model
+def test_pack_boxes_writes_what_a_call_cuts_dice_from_and_reads_validation_in(tmp_path,
+                                                                             capsys):
+    from reader_lab import pack_boxes
+
+    _pack(tmp_path / "pack")
+    assert pack_boxes.main(["--pack", str(tmp_path / "pack"), "--model", str(MODEL_DIR),
+                            "--threshold", "0.05"]) == 0
+    written = json.loads((tmp_path / "pack" / "boxes.json").read_text())
+    assert written["version"] == 1 and len(written["images"]) == 6
+    assert capsys.readouterr().out.strip().endswith("boxes.json")
+    rec = T.train(tmp_path / "pack", tmp_path / "out", minutes=5, steps=2, batch=8,
+                  crop_size=32, width=0.5, lr=1e-3, negatives=0.3, seed=0,
+                  boxes=tmp_path / "pack" / "boxes.json", box_share=0.5,
+                  log=lambda _: None)
+    assert rec["box_share"] == 0.5 and "trays-val boxes" in rec["val"]
+    assert set(rec["val"]["fewshot"]) == {"trays-val", "glyphs"}  # labelled boxes only
+    # the model folder's own reader in the same boxes: the bar
+    assert T.main(["--pack", str(tmp_path / "pack"), "--baseline", str(MODEL_DIR),
+                   "--boxes", str(tmp_path / "pack" / "boxes.json")]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in said] == ["trays-val", "trays-val boxes",
+                                                     "few-shot"]
+    # bad options and a model folder that is not there: one line, exit 2
+    with pytest.raises(SystemExit):
+        pack_boxes.main(["--pack", str(tmp_path / "pack"), "--model", ".",
+                         "--threshold", "2"])
+    assert pack_boxes.main(["--pack", str(tmp_path / "pack"), "--model",
+                            str(tmp_path / "nothing")]) == 2
+    assert capsys.readouterr().out.startswith("pack-boxes: ")

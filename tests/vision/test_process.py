@@ -96,8 +96,14 @@ def test_the_child_holds_its_threads_and_priority(tmp_path):
 
 
 def our_children() -> list[int]:
-    return [int(pid) for task in os.listdir(f"/proc/{os.getpid()}/task")
-            for pid in open(f"/proc/{os.getpid()}/task/{task}/children").read().split()]
+    out = []
+    for task in os.listdir(f"/proc/{os.getpid()}/task"):
+        try:  # a thread may end between the listing and the reading
+            with open(f"/proc/{os.getpid()}/task/{task}/children") as f:
+                out += [int(pid) for pid in f.read().split()]
+        except FileNotFoundError:
+            continue
+    return out
 
 
 def test_the_camera_is_our_one_child_process(tmp_path):
