@@ -1,6 +1,7 @@
 """A detector's boxes on a photo pack, as they fall, for ``train-faces`` to cut dice from.
 
     python -m reader_lab pack-boxes --pack .lab/pack --model DIR [--threshold 0.3]
+    python -m reader_lab pack-boxes --pack .lab/pack --picture docs/pack-boxes.png
 
 Runs the reader of model folder DIR (its detector, at the input side it reads a photo of
 that size at the table: ``LearnedReader.detect``) over every photo of the pack and writes
@@ -12,6 +13,10 @@ no die: a "phantom", which the face network learns as "not a die". ``train-faces
 PACK/boxes.json`` then cuts a share of its dice where the detector put them (off centre,
 too large or too small, as at the table) rather than only in the labelled boxes, and
 reports the validation sets read in the detector's boxes too.
+
+``--picture OUT`` draws the pack's ``boxes.json`` on four photos with phantoms (of the
+validation sets): the labelled boxes in green, the detector's boxes on dice in orange with
+their scores, its phantoms in red.
 
 Issue 64 asks for the face network trained on "the boxes of the new detector as they
 fall": run this with a folder holding the big detector once it is trained (the committed
@@ -126,12 +131,42 @@ def load_boxes(path: str | Path, labels: list[PackedImage]
     return dice, phantoms
 
 
+def picture(pack: str | Path, photos: int = 4) -> np.ndarray:
+    """``photos`` validation photos of the pack that hold phantoms, side by side (each
+    scaled to 320 px high): labelled boxes green, the detector's on dice orange (score
+    above), its phantoms red."""
+    import cv2
+
+    names = [s for s in dice_photos.VAL_SETS if dice_photos.fully_labelled(s)]
+    imgs, labels = load_pack(pack, tuple(names))
+    dice, phantoms = load_boxes(Path(pack) / FILE, labels)
+    tiles = []
+    for img, lab, d, ph in zip(imgs, labels, dice, phantoms, strict=True):
+        if not len(ph) or len(tiles) >= photos:
+            continue
+        img = img.copy()
+        for b in lab.boxes:
+            cv2.rectangle(img, (int(b[0]), int(b[1])), (int(b[2]), int(b[3])), (0, 200, 0), 1)
+        for rows, colour in ((d, (0, 140, 255)), (ph, (0, 0, 255))):
+            for b in rows:
+                cv2.rectangle(img, (int(b[0]), int(b[1])), (int(b[2]), int(b[3])), colour, 2)
+                cv2.putText(img, f"{b[4]:.2f}", (int(b[0]), max(10, int(b[1]) - 3)),
+                            cv2.FONT_HERSHEY_SIMPLEX, 0.4, colour, 1, cv2.LINE_AA)
+        scale = 320 / img.shape[0]
+        tiles.append(cv2.resize(img, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA))
+    if not tiles:
+        raise PackError(f"{Path(pack) / FILE}: no validation photo with a phantom to draw")
+    return np.hstack(tiles)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m reader_lab pack-boxes",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--pack", required=True, help="a photo pack (python -m reader_lab "
                     "photo-pack); the boxes are written into it, as boxes.json")
-    ap.add_argument("--model", required=True, help="a model folder whose detector runs")
+    ap.add_argument("--model", help="a model folder whose detector runs")
+    ap.add_argument("--picture", metavar="OUT", help="draw the pack's boxes.json on four "
+                    "photos into OUT (a PNG) instead")
     ap.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                     help="the lowest detector score kept")
     args = ap.parse_args(argv)
@@ -139,6 +174,20 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--threshold must be 0.05-0.95")
     from companion.vision.learned import ModelMissing
 
+    if args.picture:
+        import cv2
+
+        try:
+            img = picture(args.pack)
+        except PackError as exc:
+            print(f"pack-boxes: {exc}")
+            return 2
+        Path(args.picture).parent.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(args.picture, img, [cv2.IMWRITE_PNG_COMPRESSION, 9])
+        print(args.picture)
+        return 0
+    if not args.model:
+        ap.error("--model is needed to find the boxes (or --picture OUT to draw them)")
     try:
         content = mine(args.pack, args.model, args.threshold)
     except (PackError, ModelMissing) as exc:

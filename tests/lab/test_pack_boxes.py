@@ -60,3 +60,29 @@ def test_a_boxes_file_made_for_another_pack_or_broken_is_refused_in_one_line(tmp
         assert said in str(err.value) and "\n" not in str(err.value)
     with pytest.raises(PackError, match="pack-boxes"):
         B.load_boxes(tmp_path / "none.json", labels)
+
+
+def test_the_picture_draws_the_boxes_of_photos_with_phantoms(tmp_path, capsys):
+    _pack(tmp_path / "pack")
+    meta = json.loads((tmp_path / "pack" / "pack.json").read_text())
+    for entry in meta["images"]:
+        entry["set"] = "trays-val"
+    (tmp_path / "pack" / "pack.json").write_text(json.dumps(meta))
+    images = {e["file"]: {"dice": [[41, 31, 71, 61, 0.9, 0]], "phantoms": []}
+              for e in meta["images"]}
+    (tmp_path / "pack" / "boxes.json").write_text(json.dumps({"version": 1,
+                                                              "images": images}))
+    out = tmp_path / "boxes.png"
+    # no phantom anywhere: nothing worth drawing, said in one line
+    assert B.main(["--pack", str(tmp_path / "pack"), "--picture", str(out)]) == 2
+    assert "no validation photo with a phantom" in capsys.readouterr().out
+    images["img/p1.png"]["phantoms"] = [[5, 120, 25, 140, 0.4]]
+    (tmp_path / "pack" / "boxes.json").write_text(json.dumps({"version": 1,
+                                                              "images": images}))
+    assert B.main(["--pack", str(tmp_path / "pack"), "--picture", str(out)]) == 0
+    img = cv2.imread(str(out))
+    assert img.shape == (320, 400, 3)  # one photo, 160 px high, drawn twice as large
+    red = (img[..., 2] > 200) & (img[..., 1] < 60) & (img[..., 0] < 60)
+    assert red[200:300, :80].any() and not red[:, 120:].any()  # the phantom, lower left
+    with pytest.raises(SystemExit):  # neither --model nor --picture
+        B.main(["--pack", str(tmp_path / "pack")])
