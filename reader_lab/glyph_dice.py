@@ -26,10 +26,12 @@ import cv2
 import numpy as np
 
 from companion.vision.learned_spec import CROP_SPAN
+from reader_lab.every_core import map_on_every_core
 from reader_lab.render_dice import (
     _background,
     _body,
     _colour,
+    _paste,
     _pip_colour,
     _rounded_square,
     _shadow,
@@ -109,17 +111,6 @@ def glyph_face(rng: np.random.Generator, glyph: list[tuple], side: int, body: np
     return img, alpha
 
 
-def _quad_paste(canvas: np.ndarray, patch: np.ndarray, alpha: np.ndarray,
-                quad: np.ndarray) -> None:
-    s = patch.shape[0]
-    src = np.float32([[0, 0], [s, 0], [s, s], [0, s]])
-    m = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
-    size = (canvas.shape[1], canvas.shape[0])
-    warped = cv2.warpPerspective(patch, m, size, flags=cv2.INTER_LINEAR)
-    a = cv2.warpPerspective(alpha, m, size, flags=cv2.INTER_LINEAR)[..., None]
-    canvas[:] = canvas * (1 - a) + warped * a
-
-
 def glyph_view(rng: np.random.Generator, glyph: list[tuple], size: int = 64,
                jitter: bool = True) -> np.ndarray:
     """One view of a die showing ``glyph`` on top, cut as the companion cuts a die: a
@@ -153,9 +144,9 @@ def glyph_view(rng: np.random.Generator, glyph: list[tuple], size: int = 64,
         shade = rng.uniform(0.5, 0.8)
         other, alpha = glyph_face(rng, random_glyph(rng), max(8, int(side)), body * shade,
                                   ink * shade)
-        _quad_paste(img, other, alpha, below)
+        _paste(img, other, alpha, below)
     top, alpha = glyph_face(rng, glyph, max(8, int(side)), body, ink)
-    _quad_paste(img, top, alpha, quad)
+    _paste(img, top, alpha, quad)
     gy, gx = np.mgrid[0:big, 0:big].astype(np.float32) / big - 0.5
     img *= (1 + rng.uniform(-0.4, 0.4) * (gx * light[0] + gy * light[1]))[..., None]
     img *= rng.uniform(0.7, 1.25)
@@ -180,17 +171,8 @@ def glyph_bank(classes: int, views: int, size: int = 64, seed: int = 0,
                jitter: bool = True) -> np.ndarray:
     """``classes`` glyphs' views (classes x views x size x size x 3 uint8), drawn on every
     core; glyph k is ``glyph_views(seed * 1_000_003 + k, ...)``."""
-    import os
-
     jobs = [(seed * 1_000_003 + k, views, size, jitter) for k in range(classes)]
-    workers = os.cpu_count() or 1
-    if workers > 1 and classes > 16:
-        import multiprocessing as mp
-
-        with mp.get_context("spawn").Pool(workers) as pool:
-            out = pool.map(_one, jobs, chunksize=max(1, classes // (workers * 4)))
-    else:
-        out = [_one(j) for j in jobs]
+    out = map_on_every_core(_one, jobs, least=16)
     return (np.stack(out) if out else
             np.zeros((0, views, size, size, 3), np.uint8))
 

@@ -31,6 +31,7 @@ import math
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from reader_lab import dice_photos
@@ -135,8 +136,6 @@ def picture(pack: str | Path, photos: int = 4) -> np.ndarray:
     """``photos`` validation photos of the pack that hold phantoms, side by side (each
     scaled to 320 px high): labelled boxes green, the detector's on dice orange (score
     above), its phantoms red."""
-    import cv2
-
     names = [s for s in dice_photos.VAL_SETS if dice_photos.fully_labelled(s)]
     imgs, labels = load_pack(pack, tuple(names))
     dice, phantoms = load_boxes(Path(pack) / FILE, labels)
@@ -175,8 +174,6 @@ def main(argv: list[str] | None = None) -> int:
     from companion.vision.learned import ModelMissing
 
     if args.picture:
-        import cv2
-
         try:
             img = picture(args.pack)
         except PackError as exc:

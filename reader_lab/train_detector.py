@@ -45,6 +45,7 @@ import torch.nn.functional as F
 from companion.errors import CompanionError
 from reader_lab.big_detector import BigDetector, count_macs, parameters
 from reader_lab.clutter import clutter_scene
+from reader_lab.every_core import map_on_every_core
 from reader_lab.photo_pack import PackError, load_pack
 from reader_lab.train_reader import _focal
 
@@ -289,14 +290,7 @@ def rendered_scenes(n: int, seed: int, workers: int | None = None
     if n <= 0:
         return [], []
     seeds = [seed * 1_000_003 + 7_919 * k for k in range(n)]
-    workers = workers or os.cpu_count() or 1
-    if workers > 1 and n > 8:
-        import multiprocessing as mp
-
-        with mp.get_context("spawn").Pool(workers) as pool:
-            scenes = pool.map(_scene, seeds, chunksize=max(1, n // (workers * 4)))
-    else:
-        scenes = [_scene(s) for s in seeds]
+    scenes = map_on_every_core(_scene, seeds, workers=workers)
     return [img for img, _ in scenes], [boxes for _, boxes in scenes]
 
 

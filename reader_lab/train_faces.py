@@ -67,6 +67,7 @@ import torch.nn.functional as F
 from companion.vision.learned_model import crop
 from companion.vision.learned_spec import CROP_SPAN, NOT_A_DIE, PAD_VALUE
 from reader_lab import dice_photos
+from reader_lab.every_core import map_on_every_core
 from reader_lab.photo_pack import PackError, load_pack
 from reader_lab.train_detector import (
     TRAIN_WEIGHTS,
@@ -767,16 +768,8 @@ def _scene_with_things(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _scenes(n: int, seed: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """``n`` clutter scenes with their things' squares, drawn on every core (the seeds
     ``train-detector`` draws its scenes from, so both see the same scenes)."""
-    import os
-
     seeds = [seed * 1_000_003 + 7_919 * k for k in range(n)]
-    workers = os.cpu_count() or 1
-    if workers > 1 and n > 8:
-        import multiprocessing as mp
-
-        with mp.get_context("spawn").Pool(workers) as pool:
-            return pool.map(_scene_with_things, seeds, chunksize=max(1, n // (workers * 4)))
-    return [_scene_with_things(s) for s in seeds]
+    return map_on_every_core(_scene_with_things, seeds)
 
 
 def main(argv: list[str] | None = None) -> int:

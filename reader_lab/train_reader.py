@@ -48,7 +48,7 @@ from companion.vision.learned_model import (
 from companion.vision.types import box_side
 from reader_lab import dice_photos, mine_cache
 from reader_lab.dyed_dice import dye_dice
-from reader_lab.pack_boxes import on_die
+from reader_lab.pack_boxes import on_die as _on_die  # a detector box on a labelled die
 from reader_lab.rated_boxes import read_rated_negatives
 from reader_lab.render_dice import render_dice_scene
 from reader_lab.train_spec import (
@@ -208,9 +208,6 @@ def _peaks(session, img: np.ndarray, sizes: tuple[int, ...], threshold: float):
         hm, wh = session.forward(["hm", "wh"])
         for x0, y0, x1, y1, _ in decode(hm, wh, scale, threshold):
             yield x0, y0, x1, y1
-
-
-_on_die = on_die  # a detector box on a labelled die (pack_boxes, which needs no torch)
 
 
 def _detector(model_dir: str | Path):

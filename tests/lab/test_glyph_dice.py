@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from reader_lab import glyph_dice as G
 
@@ -59,3 +60,7 @@ def test_the_picture_command_writes_a_png(tmp_path, capsys):
     img = cv2.imread(str(out))
     assert img.shape == (2 * 96, 40 + 3 * 96, 3)
     assert capsys.readouterr().out.strip() == str(out)
+    for bad in (["--glyphs", "0"], ["--views", "99"]):
+        with pytest.raises(SystemExit):
+            G.main([str(out), *bad])
+    assert "--glyphs must be 1-64" in capsys.readouterr().err
