@@ -52,6 +52,8 @@ SCRIPTS: dict[str, tuple[str, str]] = {
                        "train the big detector on a photo pack (on the accelerator)"),
     "train-faces": ("reader_lab.train_faces",
                     "train a face classifier on a photo pack (on the accelerator)"),
+    "device-call": ("reader_lab.device_call",
+                    "check a device call (what travels, what comes back) before making it"),
     "glyph-dice": ("reader_lab.glyph_dice",
                    "draw dice with made-up symbols (the few-shot embedding's classes)"),
     "detector-speed": ("reader_lab.benchmarks.detector_speed",

@@ -732,9 +732,10 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
         losses.append(loss.item())
         step += 1
         if step % 200 == 0 or step == start + 1:
-            rate = (step - start) / max(1e-6, time.time() - t0)
+            took = max(1e-6, time.time() - t0)  # lines 200 steps apart give the rate between
             log(f"step {step}/{steps} loss {np.mean(losses[-200:]):.3f} "
-                f"lr {opt.param_groups[0]['lr']:.2e} {rate:.1f} steps/s")
+                f"lr {opt.param_groups[0]['lr']:.2e} {(step - start) / took:.1f} steps/s, "
+                f"{took:.1f} s")
     trained = time.time() - t0
     save_resume(out / "resume.pt", ema, step, steps, seed, arch)
     cpu_ema = Classifier(width)
