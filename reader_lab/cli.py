@@ -54,6 +54,8 @@ SCRIPTS: dict[str, tuple[str, str]] = {
                     "train a face classifier on a photo pack (on the accelerator)"),
     "device-call": ("reader_lab.device_call",
                     "check a device call (what travels, what comes back) before making it"),
+    "device-candidate": ("reader_lab.device_candidate",
+                         "judge what a device call brought back; make it a candidate folder"),
     "glyph-dice": ("reader_lab.glyph_dice",
                    "draw dice with made-up symbols (the few-shot embedding's classes)"),
     "detector-speed": ("reader_lab.benchmarks.detector_speed",

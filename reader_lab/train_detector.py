@@ -343,6 +343,13 @@ def pick_device(device: str) -> torch.device:
     return dev
 
 
+def device_name(dev: torch.device) -> str:
+    """What trained: the GPU's own name (for the model card's device time), or the CPU."""
+    if dev.type == "cuda":
+        return torch.cuda.get_device_name(dev)
+    return f"cpu, {torch.get_num_threads()} threads"
+
+
 
 def training_parts(model: torch.nn.Module, dev: torch.device, lr: float, seed: int,
                    start: int):
@@ -471,6 +478,7 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
     export(cpu_ema, out / "detector.onnx")
     record = {"steps_done": step, "steps": steps, "this_call_steps": step - start,
               "train_seconds": round(trained, 1), "device": str(dev),
+              "device_name": device_name(dev),
               "loss_last_200": round(float(np.mean(losses[-200:])), 4) if losses else None,
               "val": val, "batch": batch, "size": size, "lr": lr, "scales": list(scales),
               "rendered": rendered, "rendered_weight": rendered_weight}

@@ -76,6 +76,7 @@ from reader_lab.train_detector import (
     _half,
     _photometric,
     append_history,
+    device_name,
     logger,
     optimise,
     pick_device,
@@ -744,7 +745,8 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
     figs = evaluate(cpu_ema, val, torch.device("cpu"), val_glyph_views)
     _export_cls(cpu_ema, out, name, crop_size=crop_size)
     record = {"steps_done": step, "steps": steps, "this_call_steps": step - start,
-              "train_seconds": round(trained, 1), "device": str(dev), "batch": batch,
+              "train_seconds": round(trained, 1), "device": str(dev),
+              "device_name": device_name(dev), "batch": batch,
               "crop": crop_size, "width": width, "lr": lr, "negatives": negatives,
               "rendered": rendered, "name": name, "metric": metric, "glyphs": glyphs,
               "glyph_views": glyph_views, "boxes": None if boxes is None else str(boxes),
