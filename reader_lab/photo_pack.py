@@ -5,8 +5,11 @@ ride in the working tree (64 MiB in all with the tree itself). ``python -m reade
 photo-pack OUT`` writes the train and validation sets of the standard split, each photo
 resized so its longer side is at most ``--side`` px (512) and stored as WebP (quality
 ``--quality``), and one ``pack.json``: per image its file, set, source photo (augmented
-copies share one) and dice (box in the packed image's pixels, face 1-6). The held-aside
-sets are never packed: nothing trained on the accelerator can see them.
+copies share one) and dice (box in the packed image's pixels, face 1-6), and where a box
+audit's two raters both called a box on a train photo not a die (issue 9u's board pieces,
+``--not-dice``, taught by the CPU recipe's ``--rated-negatives`` since 9w), those boxes
+as ``not_dice``. The held-aside sets are never packed: nothing trained on the accelerator
+can see them.
 
 OUT is git-ignored (``.lab/``); the pack is made again from ``../shared`` by the same
 command, byte for byte the same images for the same options. ``load_pack(OUT)`` reads it
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
@@ -25,12 +28,15 @@ import numpy as np
 
 from companion.errors import CompanionError
 from reader_lab import dice_photos
+from reader_lab.rated_boxes import RatedNegativesError, read_rated_negatives
 
 PACK_SETS = (*dice_photos.TRAIN_SETS, *dice_photos.VAL_SETS)
 DEFAULT_SIDE = 512
 DEFAULT_QUALITY = 70
 BUDGET_MIB = 40  # what the pack may take of the 64 MiB that travels with the tree
 VERSION = 1
+# issue 9u's box audit of the train photos: the boxes two raters called not a die
+NOT_DICE = Path(__file__).resolve().parent / "benchmarks" / "box_audit_9u" / "train"
 
 
 class PackError(CompanionError, ValueError):
@@ -44,6 +50,8 @@ class PackedImage:
     source: str
     boxes: np.ndarray  # N x 4 float32, x0 y0 x1 y1 in the packed image's pixels
     faces: np.ndarray  # N int64, 1-6
+    # M x 4 float32: boxes raters called not a die (board pieces), in the same pixels
+    not_dice: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
 
 
 def _packed(img: np.ndarray, side: int) -> tuple[np.ndarray, float]:
@@ -57,9 +65,13 @@ def _packed(img: np.ndarray, side: int) -> tuple[np.ndarray, float]:
 
 def build(out: str | Path, sets: tuple[str, ...] = PACK_SETS, side: int = DEFAULT_SIDE,
           quality: int = DEFAULT_QUALITY, root: str | Path | None = None,
-          limit: int | None = None, log=print) -> dict:
+          limit: int | None = None, log=print, not_dice: str | Path | None = NOT_DICE
+          ) -> dict:
     """Write the pack; return its ``pack.json`` contents. ``limit``: that many images
-    per set at most (a small pack to try a command on)."""
+    per set at most (a small pack to try a command on). ``not_dice``: a box audit's
+    round folder whose boxes both raters called not a die go with their photos (None:
+    none)."""
+    rated = read_rated_negatives(not_dice) if not_dice is not None else {}
     for name in sets:
         if name in dice_photos.HELD_ASIDE:
             raise PackError(f"{name} is held aside: it is never packed for training")
@@ -83,10 +95,14 @@ def build(out: str | Path, sets: tuple[str, ...] = PACK_SETS, side: int = DEFAUL
             file = f"img/{name}-{k:05d}.webp"
             (out / file).write_bytes(data.tobytes())
             total += len(data)
-            images.append({
+            entry = {
                 "file": file, "set": name, "source": f"{name}:{source}",
                 "dice": [[round(v * r, 2) for v in d.box] + [int(d.face)] for d in item.dice],
-            })
+            }
+            pieces = rated.get(dice_photos.photo_key(item.path, root) or "", [])
+            if pieces:
+                entry["not_dice"] = [[round(v * r, 2) for v in box] for box in pieces]
+            images.append(entry)
         log(f"{name}: {len(items)} images, {total / 2 ** 20:.1f} MiB so far")
     meta = {"version": VERSION, "side": side, "quality": quality, "sets": list(sets),
             "bytes": total, "images": images}
@@ -117,7 +133,9 @@ def load_pack(folder: str | Path, sets: tuple[str, ...] | None = None
         dice = np.array(entry["dice"], np.float32).reshape(-1, 5)
         imgs.append(img)
         labels.append(PackedImage(entry["file"], entry["set"], entry["source"],
-                                  dice[:, :4].copy(), dice[:, 4].astype(np.int64)))
+                                  dice[:, :4].copy(), dice[:, 4].astype(np.int64),
+                                  np.array(entry.get("not_dice", []),
+                                           np.float32).reshape(-1, 4)))
     return imgs, labels
 
 
@@ -130,17 +148,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", nargs="+", default=list(PACK_SETS))
     ap.add_argument("--limit", type=int, default=None, help="images per set at most")
     ap.add_argument("--root", default=None, help="the photo sets' folder")
+    ap.add_argument("--not-dice", default=str(NOT_DICE), metavar="DIR",
+                    help="a box audit round whose boxes both raters called not a die go "
+                         "into the pack (default issue 9u's train round; '' for none)")
     args = ap.parse_args(argv)
     if not 64 <= args.side <= 2048 or not 1 <= args.quality <= 100:
         ap.error("--side must be 64-2048 and --quality 1-100")
     try:
         meta = build(args.out, tuple(args.sets), args.side, args.quality, args.root,
-                     args.limit)
-    except (PackError, KeyError, dice_photos.ManifestError) as exc:
+                     args.limit, not_dice=args.not_dice or None)
+    except (PackError, KeyError, dice_photos.ManifestError, RatedNegativesError) as exc:
         print(f"photo-pack: {exc}")
         return 2
     mib = meta["bytes"] / 2 ** 20
     dice = sum(len(e["dice"]) for e in meta["images"])
-    print(f"pack: {len(meta['images'])} images, {dice} dice, {mib:.1f} MiB "
+    pieces = sum(len(e.get("not_dice", [])) for e in meta["images"])
+    print(f"pack: {len(meta['images'])} images, {dice} dice, {pieces} boxes not a die, "
+          f"{mib:.1f} MiB "
           f"(budget {BUDGET_MIB} MiB{'' if mib <= BUDGET_MIB else ': OVER'})")
     return 0 if mib <= BUDGET_MIB else 1

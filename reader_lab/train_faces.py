@@ -89,6 +89,7 @@ RESUME_VERSION = 1
 TAU = 0.1  # the contrastive loss's temperature
 GLYPH_SHARE = 16  # a batch of B crops draws B / 16 glyphs (--glyphs), four views each
 GLYPH_VIEWS_DRAWN = 4
+PIECE_COPIES = 20  # times each rated board piece is listed among the things cut
 SHOTS = (1, 3, 10)
 FEWSHOT_DRAWS = 5  # draws of the shots, averaged
 VAL_GLYPH_SEED = 424_242  # glyphs no training bank draws (banks use seeds 0-1000)
@@ -664,7 +665,11 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
     boxes_of = [lab.boxes for lab in labels]
     faces: list[np.ndarray | None] = [lab.faces for lab in labels]
     whole = [dice_photos.fully_labelled(lab.set) for lab in labels]
-    things: list[np.ndarray] = [np.zeros((0, 4), np.float32)] * len(imgs)
+    # the board pieces two raters called not a die (the pack's not_dice: issue 9u's
+    # audit, the CPU recipe's --rated-negatives), among the clutter scenes' things
+    things: list[np.ndarray] = [np.repeat(lab.not_dice, PIECE_COPIES, axis=0)
+                                for lab in labels]
+    pieces = sum(len(lab.not_dice) for lab in labels)
     det_dice: list[np.ndarray] | None = None
     phantoms: list[np.ndarray] | None = None
     if boxes is not None:
@@ -706,7 +711,8 @@ def train(pack: str | Path, out: str | Path, *, minutes: float, steps: int, batc
     model, ema, opt, gen = training_parts(model, dev, lr, seed, start)
     params = sum(p.numel() for p in model.parameters())
     log(f"{params:,} parameters, {crop_size} px crops; {len(data)} dice, "
-        f"{len(data.table_photos)} photos to cut table from, {len(data.thing_photo)} things, "
+        f"{len(data.table_photos)} photos to cut table from, {len(data.thing_photo)} things "
+        f"({pieces} rated board pieces x {PIECE_COPIES}), "
         f"{len(data.box_photo)} detector boxes on dice and {len(data.phantom_photo)} on none; "
         f"{sum(len(c) for c, _ in val.values())} validation crops on {dev}; "
         f"loaded in {time.time() - t_start:.0f}s")

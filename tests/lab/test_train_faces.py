@@ -352,3 +352,16 @@ def test_pack_boxes_writes_what_a_call_cuts_dice_from_and_reads_validation_in(tm
     assert pack_boxes.main(["--pack", str(tmp_path / "pack"), "--model",
                             str(tmp_path / "nothing")]) == 2
     assert capsys.readouterr().out.startswith("pack-boxes: ")
+
+
+def test_the_packs_rated_board_pieces_are_cut_as_not_a_die(tmp_path):
+    _pack(tmp_path / "pack")
+    meta = json.loads((tmp_path / "pack" / "pack.json").read_text())
+    meta["images"][0]["not_dice"] = [[150.0, 10.0, 180.0, 40.0]]
+    (tmp_path / "pack" / "pack.json").write_text(json.dumps(meta))
+    lines: list[str] = []
+    T.train(tmp_path / "pack", tmp_path / "out", minutes=5, steps=2, batch=8, crop_size=32,
+            width=0.5, lr=1e-3, negatives=0.3, seed=0, name="classifier_upright_x",
+            log=lines.append)
+    said = next(line for line in lines if "things" in line)
+    assert f"{T.PIECE_COPIES} things (1 rated board pieces x {T.PIECE_COPIES})" in said
