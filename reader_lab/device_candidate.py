@@ -240,5 +240,6 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     print("then, the paired comparisons that decide (docs/reader.md):\n"
           f"  python -m reader_lab compare-readers --second {out}\n"
-          f"  python -m reader_lab tuning-crossval --procedures A --against {out}")
+          f"  python -m reader_lab tuning-crossval --procedures A --against {out}\n"
+          f"  python -m reader_lab rated-boxes-kept --model {args.models} {out}")
     return 0
