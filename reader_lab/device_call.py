@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 
+from companion.errors import CompanionError
+
 MIB = 2 ** 20
 TRAVEL_LIMIT = 64 * MIB     # the working tree and what it carries
 CARRY_PATHS = 8
@@ -79,7 +81,7 @@ CALLS: dict[str, Call] = {
 }
 
 
-class CallError(Exception):
+class CallError(CompanionError, ValueError):
     """A check that could not be made (no git, an unreadable path), in one line."""
 
 

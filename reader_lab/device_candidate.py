@@ -32,6 +32,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from companion.errors import CompanionError
+
 # The gates written before the first device call (reader_lab/HISTORY.md)
 DET_GATE = {"threshold": "0.3", "recall": 0.95, "precision": 0.90}   # round 64a
 FACES_RIGHT = {"table-val": 0.940, "trays-val": 0.892}              # round 64b: the model
@@ -42,7 +44,7 @@ UPRIGHT = "classifier_upright.onnx"
 TUNE = ["--part", "tune", "--tune-sizes", "416", "--tune-views", "1"]
 
 
-class CandidateError(Exception):
+class CandidateError(CompanionError, ValueError):
     """A call's files or a folder that cannot be used, in one line."""
 
 
